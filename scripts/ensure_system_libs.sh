@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Open3D's Linux wheel links against libusb-1.0 and libgomp. Install them with apt-get when
+# running as root; otherwise say exactly what is missing and stop.
+set -euo pipefail
+missing=()
+ldconfig -p 2>/dev/null | grep -q 'libusb-1.0.so.0' || missing+=(libusb-1.0-0)
+ldconfig -p 2>/dev/null | grep -q 'libgomp.so.1' || missing+=(libgomp1)
+[ ${#missing[@]} -eq 0 ] && exit 0
+if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "installing system libraries for Open3D: ${missing[*]}"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+else
+    echo "error: Open3D needs the system libraries: ${missing[*]}" >&2
+    echo "       install them, e.g. 'sudo apt-get install ${missing[*]}', then run make again" >&2
+    exit 1
+fi

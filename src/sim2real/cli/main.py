@@ -1,0 +1,71 @@
+"""The ``sim2real`` entry point. Heavy libraries (Open3D, MuJoCo, torch) are imported inside
+commands only, so ``--help`` and ``--version`` answer at once."""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from pathlib import Path
+
+import typer
+
+from sim2real import __version__
+from sim2real.cli.depth import app as depth_app
+from sim2real.core.errors import InputError
+
+app = typer.Typer(
+    name="sim2real",
+    help="Close the gap between simulation and reality: simulate, calibrate, randomize, measure.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+app.add_typer(depth_app, name="depth")
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"sim2real {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version."
+    ),
+) -> None:
+    """sim2real: depth sensors and robot dynamics, simulated, calibrated, randomized, measured."""
+
+
+@app.command("demo")
+def demo_cmd(
+    out: Path = typer.Option(
+        Path("runs/demo"), "--out", help="Folder for the demo's images and report."
+    ),
+    quiet: bool = typer.Option(False, "--quiet", help="Print only the report's path."),
+) -> None:
+    """Render the built-in bracket with several sensors (and a real frame when the data is
+    present), and write an HTML report."""
+    from sim2real.demo import run_demo
+
+    result = run_demo(out, quiet=quiet)
+    typer.echo(f"report: {result.report}")
+
+
+def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    print(f"warning: {message}", file=sys.stderr)
+
+
+def main() -> None:
+    """Console-script entry: bad input becomes one line on stderr and exit code 2."""
+    warnings.showwarning = _one_line_warning
+    try:
+        app()
+    except InputError as err:
+        print(f"error: {err}", file=sys.stderr)
+        sys.exit(2)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,83 @@
+"""Pinhole camera intrinsics (OpenCV convention: pixel centres at integer coordinates)."""
+
+from __future__ import annotations
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class CameraIntrinsics(BaseModel):
+    """Pinhole intrinsics of a depth camera. Pixel (u, v) back-projects along
+    ((u - cx) / fx, (v - cy) / fy, 1) in the camera frame (x right, y down, z forward)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    fx: float = Field(gt=0, allow_inf_nan=False, description="focal length along x [px]")
+    fy: float = Field(gt=0, allow_inf_nan=False, description="focal length along y [px]")
+    cx: float = Field(
+        allow_inf_nan=False, description="principal point x [px], pixel centres at integers"
+    )
+    cy: float = Field(
+        allow_inf_nan=False, description="principal point y [px], pixel centres at integers"
+    )
+    width: int = Field(gt=0, description="image width [px]")
+    height: int = Field(gt=0, description="image height [px]")
+    depth_scale: float = Field(
+        0.001,
+        gt=0,
+        allow_inf_nan=False,
+        description="metres per unit of the sensor's integer depth images",
+    )
+
+    @property
+    def K(self) -> np.ndarray:
+        """(3, 3) float64 camera matrix."""
+        return np.array([[self.fx, 0, self.cx], [0, self.fy, self.cy], [0, 0, 1.0]])
+
+    @property
+    def hfov_deg(self) -> float:
+        return float(np.degrees(2 * np.arctan(self.width / (2 * self.fx))))
+
+    def scaled(self, factor: float) -> CameraIntrinsics:
+        """The same optics at ``factor`` times the resolution (pixel centres stay consistent)."""
+        return CameraIntrinsics(
+            fx=self.fx * factor,
+            fy=self.fy * factor,
+            cx=(self.cx + 0.5) * factor - 0.5,
+            cy=(self.cy + 0.5) * factor - 0.5,
+            width=round(self.width * factor),
+            height=round(self.height * factor),
+            depth_scale=self.depth_scale,
+        )
+
+    def pixel_rays(self) -> np.ndarray:
+        """(H, W, 3) float32 ray directions through every pixel centre, with z = 1."""
+        u = (np.arange(self.width, dtype=np.float32) - np.float32(self.cx)) / np.float32(self.fx)
+        v = (np.arange(self.height, dtype=np.float32) - np.float32(self.cy)) / np.float32(self.fy)
+        rays = np.empty((self.height, self.width, 3), dtype=np.float32)
+        rays[..., 0] = u[None, :]
+        rays[..., 1] = v[:, None]
+        rays[..., 2] = 1.0
+        return rays
+
+    def backproject(self, depth_m: np.ndarray) -> np.ndarray:
+        """(H, W) float metres, 0 = no return -> (N, 3) float64 points in the camera frame."""
+        v, u = np.nonzero(depth_m > 0)
+        z = depth_m[v, u].astype(np.float64)
+        return np.stack([(u - self.cx) / self.fx * z, (v - self.cy) / self.fy * z, z], axis=1)
+
+    @classmethod
+    def from_hfov(
+        cls, width: int, height: int, hfov_deg: float, depth_scale: float = 0.001
+    ) -> CameraIntrinsics:
+        """Square pixels, principal point at the image centre, focal length from the horizontal FOV."""
+        f = (width / 2) / np.tan(np.radians(hfov_deg) / 2)
+        return cls(
+            fx=f,
+            fy=f,
+            cx=(width - 1) / 2,
+            cy=(height - 1) / 2,
+            width=width,
+            height=height,
+            depth_scale=depth_scale,
+        )

@@ -1,0 +1,292 @@
+"""Read and write depth images: (H, W) float32 metres in memory, 0 = no return.
+
+Encodings ``read_depth`` understands (``encoding="auto"`` picks by suffix: ``.png`` -> png,
+``.tif``/``.tiff`` -> tiff, ``.npy`` -> npy, ``.pgm`` -> pgm):
+
+- ``png``: uint16 x ``depth_scale`` [m per unit]; the scale comes from the argument, else the
+  sidecar ``<stem>.json`` that ``write_depth`` leaves beside it, else 0.001 (millimetres);
+- ``tiff``: uint16 x ``depth_scale`` (PCL's grabber frames: mm), or float32 already in metres;
+- ``tum``: TUM RGB-D PNG, depth = value / 5000 m;
+- ``sun``: SUN RGB-D / SUN3D PNG: uint16 with the bits rotated right by 3,
+  ``(v >> 3) | (v << 13)`` (16-bit), then millimetres (SUN3D toolbox ``depthRead.m``;
+  Open3D ``RGBDImage::CreateFromSUNFormat``);
+- ``npy``: float32 metres;
+- ``pgm``: NYU Depth v2 raw Kinect frames: 16-bit PGM of raw disparity d (the NYU files hold
+  it little-endian, despite PGM's big-endian rule: Open3D reads them big-endian, then swaps the
+  bytes back in ``RGBDImage::CreateFromNYUFormat``), depth = 351.3 / (1092.5 - d) m, no return
+  where that is not positive (d = 2047, the Kinect's invalid code), rounded to mm as Open3D does.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+
+from sim2real.core.atomic import atomic_path, write_text_atomic
+from sim2real.core.errors import InputError
+
+DEFAULT_DEPTH_SCALE = 0.001  # metres per unit: millimetres
+TUM_DEPTH_SCALE = 1.0 / 5000.0
+ENCODINGS = ("auto", "png", "tiff", "tum", "sun", "npy", "pgm")
+_BY_SUFFIX = {".png": "png", ".tif": "tiff", ".tiff": "tiff", ".npy": "npy", ".pgm": "pgm"}
+
+# NYU Depth v2 toolbox (depth_rel2depth_abs.m), also Open3D's CreateFromNYUFormat
+NYU_PARAM_1 = 351.3
+NYU_PARAM_2 = 1092.5
+
+
+def sidecar_path(path: str | Path) -> Path:
+    """``<stem>.json`` beside a depth PNG: holds ``{"depth_scale": metres per unit}``."""
+    return Path(path).with_suffix(".json")
+
+
+def _read_sidecar_scale(path: Path) -> float | None:
+    """depth_scale from the sidecar; None when there is none (or a JSON without that key)."""
+    side = sidecar_path(path)
+    if not side.is_file():
+        return None
+    try:
+        data = json.loads(side.read_text())
+    except (OSError, ValueError) as exc:
+        raise InputError(side, "depth_scale", f"unreadable depth sidecar ({exc})") from exc
+    if not isinstance(data, dict) or "depth_scale" not in data:
+        return None
+    value = data["depth_scale"]
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not np.isfinite(value)
+        or value <= 0
+    ):
+        raise InputError(
+            side, "depth_scale", f"must be a positive number of metres per unit, got {value!r}"
+        )
+    return float(value)
+
+
+def _read_png_uint16(path: Path) -> np.ndarray:
+    from PIL import Image
+
+    try:
+        with Image.open(path) as im:
+            mode = im.mode
+            arr = np.array(im)
+    except (OSError, ValueError) as exc:
+        raise InputError(path, None, f"cannot read image ({exc})") from exc
+    if mode in ("I;16", "I;16B", "I;16L"):
+        return arr.astype(np.uint16, copy=False)
+    if mode == "I" and arr.ndim == 2 and arr.min(initial=0) >= 0 and arr.max(initial=0) <= 65535:
+        return arr.astype(np.uint16)  # some Pillow versions open 16-bit PNGs as 32-bit 'I'
+    raise InputError(
+        path, "mode", f"expected a single-channel 16-bit depth image, got Pillow mode {mode!r}"
+    )
+
+
+def _read_tiff(path: Path) -> np.ndarray:
+    import tifffile
+
+    try:
+        arr = tifffile.imread(path)
+    except (OSError, ValueError, tifffile.TiffFileError) as exc:
+        raise InputError(path, None, f"cannot read TIFF ({exc})") from exc
+    if arr.ndim == 3 and arr.shape[-1] == 1:
+        arr = arr[..., 0]
+    return arr
+
+
+def _read_nyu_pgm(path: Path) -> np.ndarray:
+    buffer = path.read_bytes()
+    m = re.match(
+        rb"P5\s+(?:#[^\n]*\n\s*)*(\d+)\s+(?:#[^\n]*\n\s*)*(\d+)\s+(?:#[^\n]*\n\s*)*(\d+)\s", buffer
+    )
+    if m is None:
+        raise InputError(path, "header", "not a binary PGM (P5) file")
+    width, height, maxval = (int(g) for g in m.groups())
+    if maxval < 256:
+        raise InputError(
+            path, "maxval", f"expected a 16-bit PGM of raw Kinect values, got maxval {maxval}"
+        )
+    n = width * height
+    if len(buffer) - m.end() < 2 * n:
+        raise InputError(path, "data", f"file too short for {width}x{height} 16-bit pixels")
+    raw = np.frombuffer(buffer, dtype="<u2", count=n, offset=m.end()).reshape(height, width)
+    with np.errstate(divide="ignore"):
+        depth = NYU_PARAM_1 / (NYU_PARAM_2 - raw.astype(np.float64))
+    depth = np.where(depth > 0, np.floor(depth * 1000.0 + 0.5) / 1000.0, 0.0)
+    return depth.astype(np.float32)
+
+
+def _read_npy(path: Path) -> np.ndarray:
+    try:
+        arr = np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as exc:
+        raise InputError(path, None, f"cannot read .npy ({exc})") from exc
+    if not np.issubdtype(arr.dtype, np.floating):
+        raise InputError(path, "dtype", f"expected float metres, got {arr.dtype}")
+    return arr.astype(np.float32)
+
+
+def _units_to_metres(
+    path: Path, raw: np.ndarray, encoding: str, depth_scale: float | None
+) -> np.ndarray:
+    if raw.dtype != np.uint16:
+        raise InputError(path, "dtype", f"expected uint16 (or float metres) depth, got {raw.dtype}")
+    if encoding == "sun":
+        raw = (raw >> 3) | (raw << 13)  # uint16 arithmetic: a 16-bit rotation right by 3
+        scale = DEFAULT_DEPTH_SCALE
+    elif encoding == "tum":
+        scale = TUM_DEPTH_SCALE
+    elif depth_scale is not None:
+        scale = depth_scale
+    else:
+        sidecar = _read_sidecar_scale(path) if encoding == "png" else None
+        scale = sidecar or DEFAULT_DEPTH_SCALE
+    return (raw.astype(np.float64) * scale).astype(np.float32)
+
+
+def _check_scale(path: Path, depth_scale: float | None, encoding: str) -> None:
+    if depth_scale is None:
+        return
+    if encoding in ("tum", "sun", "npy", "pgm"):
+        raise InputError(
+            path, "depth_scale", f"does not apply to the {encoding} encoding (its unit is fixed)"
+        )
+    if not np.isfinite(depth_scale) or depth_scale <= 0:
+        raise InputError(
+            path, "depth_scale", f"must be a positive number of metres per unit, got {depth_scale}"
+        )
+
+
+def read_depth(
+    path: str | Path, *, encoding: str = "auto", depth_scale: float | None = None
+) -> np.ndarray:
+    """(H, W) float32 depth in metres, 0 = no return, from a file in ``encoding`` (see the module
+    doc). ``depth_scale`` [m per unit] applies to integer png and tiff images only.
+    Non-finite or negative values in the file are read as 0 (no return)."""
+    path = Path(path)
+    if encoding not in ENCODINGS:
+        raise InputError(
+            path, "encoding", f"unknown depth encoding {encoding!r}; expected one of {ENCODINGS}"
+        )
+    if not path.is_file():
+        raise InputError(path, None, "depth image not found")
+    if encoding == "auto":
+        encoding = _BY_SUFFIX.get(path.suffix.lower(), "")
+        if not encoding:
+            raise InputError(
+                path,
+                "encoding",
+                f"cannot tell the depth encoding from the suffix {path.suffix!r}: "
+                f"pass one of {ENCODINGS[1:]}",
+            )
+    _check_scale(path, depth_scale, encoding)
+
+    if encoding == "npy":
+        depth = _read_npy(path)
+    elif encoding == "pgm":
+        depth = _read_nyu_pgm(path)
+    else:
+        raw = _read_tiff(path) if encoding == "tiff" else _read_png_uint16(path)
+        if np.issubdtype(raw.dtype, np.floating):  # float TIFF: already metres
+            if depth_scale is not None:
+                raise InputError(path, "depth_scale", "a float TIFF is already in metres")
+            depth = raw.astype(np.float32)
+        else:
+            depth = _units_to_metres(path, raw, encoding, depth_scale)
+
+    if depth.ndim != 2:
+        raise InputError(
+            path, "shape", f"expected a single-channel (H, W) depth image, got shape {depth.shape}"
+        )
+    if not np.all(np.isfinite(depth)) or depth.min(initial=0) < 0:
+        depth = np.where(np.isfinite(depth) & (depth > 0), depth, 0).astype(np.float32)
+    return depth
+
+
+def _check_sidecar_writable(path: Path) -> None:
+    """Refuse to replace a ``<stem>.json`` that is not a depth sidecar (say, a camera.json)."""
+    side = sidecar_path(path)
+    if not side.exists():
+        return
+    try:
+        data = json.loads(side.read_text())
+    except (OSError, ValueError):
+        data = None
+    if not (isinstance(data, dict) and set(data) == {"depth_scale"}):
+        raise InputError(
+            side, "depth_scale", "exists and is not a depth sidecar: refusing to overwrite it"
+        )
+
+
+def _validate(path: Path, depth_m: np.ndarray) -> np.ndarray:
+    depth = np.asarray(depth_m)
+    if depth.ndim != 2 or depth.size == 0:
+        raise InputError(
+            path, "depth_m", f"expected a non-empty (H, W) array, got shape {depth.shape}"
+        )
+    if not np.issubdtype(depth.dtype, np.number) or np.iscomplexobj(depth):
+        raise InputError(path, "depth_m", f"expected real numbers, got dtype {depth.dtype}")
+    depth = depth.astype(np.float64)
+    if not np.all(np.isfinite(depth)):
+        raise InputError(
+            path,
+            "depth_m",
+            f"{int(np.sum(~np.isfinite(depth)))} non-finite values (use 0 for no return)",
+        )
+    if depth.min() < 0:
+        raise InputError(
+            path, "depth_m", f"negative depth {depth.min():.4g} m (use 0 for no return)"
+        )
+    return depth
+
+
+def write_depth(
+    path: str | Path, depth_m: np.ndarray, *, depth_scale: float = DEFAULT_DEPTH_SCALE
+) -> None:
+    """Write (H, W) depth in metres (0 = no return), atomically, by suffix:
+
+    - ``.png``: uint16 = round(depth / depth_scale), with ``{"depth_scale": ...}`` in the
+      sidecar ``<stem>.json``; depths beyond 65535 units are an error;
+    - ``.tif`` / ``.tiff``: float32 metres (lossless; ``depth_scale`` unused);
+    - ``.npy``: float32 metres (``depth_scale`` unused).
+    """
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix not in (".png", ".tif", ".tiff", ".npy"):
+        raise InputError(
+            path, "suffix", f"cannot write depth as {suffix!r}: use .png, .tif, .tiff or .npy"
+        )
+    depth = _validate(path, depth_m)
+    if suffix == ".png":
+        if not np.isfinite(depth_scale) or depth_scale <= 0:
+            raise InputError(
+                path,
+                "depth_scale",
+                f"must be a positive number of metres per unit, got {depth_scale}",
+            )
+        units = np.rint(depth / depth_scale)
+        if units.max() > np.iinfo(np.uint16).max:
+            raise InputError(
+                path,
+                "depth_m",
+                f"depth {depth.max():.4g} m does not fit uint16 at depth_scale {depth_scale} "
+                f"(max {65535 * depth_scale:.4g} m): use a larger depth_scale, .tiff or .npy",
+            )
+        _check_sidecar_writable(path)
+        from PIL import Image
+
+        image = Image.fromarray(units.astype(np.uint16))  # mode 'I;16'
+        with atomic_path(path) as tmp:
+            image.save(tmp, format="PNG")
+            write_text_atomic(sidecar_path(path), json.dumps({"depth_scale": depth_scale}) + "\n")
+    elif suffix == ".npy":
+        with atomic_path(path) as tmp, tmp.open("wb") as f:
+            np.save(f, depth.astype(np.float32))
+    else:
+        import tifffile
+
+        with atomic_path(path) as tmp:
+            tifffile.imwrite(tmp, depth.astype(np.float32))

@@ -1,0 +1,1 @@
+"""Depth sensors: rendering, noise profiles, presets (calibration and gap come later)."""

@@ -1,0 +1,21 @@
+"""Shared fixtures: the real recordings under ``<data root>/real`` (see docs on SIM2REAL_DATA)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sim2real.core.data import data_root
+
+
+@pytest.fixture(scope="session")
+def real_data() -> Path:
+    """Path of the ``real/`` folder; skips the test when the real data is not available."""
+    root = data_root()
+    if root is None or not (root / "real").is_dir():
+        pytest.skip(
+            "real data not found: set SIM2REAL_DATA to the folder that holds real/ "
+            "(default: ../shared/data beside the repository)"
+        )
+    return root / "real"

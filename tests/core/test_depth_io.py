@@ -1,0 +1,224 @@
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from sim2real.core.depth_io import read_depth, sidecar_path, write_depth
+from sim2real.core.errors import InputError
+
+
+def _raw_png(path):
+    with Image.open(path) as im:
+        assert im.mode == "I;16"
+        return np.array(im)
+
+
+# ---- real frames -----------------------------------------------------------------------------
+
+
+def test_tum_png_is_value_over_5000(real_data):
+    path = real_data / "depth-open3d" / "TUM_depth.png"
+    depth = read_depth(path, encoding="tum")
+    raw = _raw_png(path)
+    assert depth.dtype == np.float32 and depth.shape == (480, 640)
+    assert np.allclose(depth, raw / 5000.0, rtol=1e-6, atol=0)
+    assert np.median(depth[depth > 0]) == pytest.approx(12075 / 5000)  # 2.415 m: a room
+    assert np.mean(depth > 0) == pytest.approx(0.808, abs=0.001)
+
+
+def test_sun_bit_rotation_by_hand(tmp_path):
+    # (v >> 3) | (v << 13) on 16 bits: 8 -> 1 mm; 1 -> 8192 mm; 0x8001 -> 0x3000 | 0x2000
+    raw = np.array([[8, 1, 0x8001, 0]], dtype=np.uint16)
+    path = tmp_path / "sun.png"
+    Image.fromarray(raw).save(path)
+    depth = read_depth(path, encoding="sun")
+    assert depth[0].tolist() == pytest.approx([0.001, 8.192, (0x1000 | 0x2000) / 1000, 0.0])
+
+
+def test_sun_matches_open3d(real_data):
+    o3d = pytest.importorskip("open3d")
+    path = real_data / "depth-open3d" / "SUN_depth.png"
+    depth = read_depth(path, encoding="sun")
+    assert np.median(depth[depth > 0]) == pytest.approx(2.723)
+    assert np.percentile(depth[depth > 0], [1, 99]) == pytest.approx([1.097, 8.849], abs=1e-3)
+    color = o3d.geometry.Image(np.zeros((480, 640, 3), np.uint8))
+    ref = np.asarray(
+        o3d.geometry.RGBDImage.create_from_sun_format(color, o3d.io.read_image(str(path))).depth
+    )
+    kept = ref > 0  # Open3D also truncates beyond 7 m
+    assert kept.mean() > 0.7
+    assert np.allclose(depth[kept], ref[kept], atol=1e-6)
+
+
+def test_nyu_pgm_matches_open3d(real_data):
+    o3d = pytest.importorskip("open3d")
+    path = real_data / "depth-open3d" / "NYU_depth.pgm"
+    depth = read_depth(path)  # .pgm -> NYU raw
+    buffer = path.read_bytes()
+    raw = np.frombuffer(buffer, "<u2", offset=len(buffer) - 640 * 480 * 2).reshape(480, 640)
+    # by hand: raw 2047 (Kinect "no data") -> 0; raw 986 -> 351.3 / (1092.5 - 986) = 3.299 m
+    assert np.all(depth[raw == 2047] == 0)
+    assert depth[raw == 986][0] == pytest.approx(3.299)
+    assert np.median(depth[depth > 0]) == pytest.approx(3.268)
+    # Open3D's example: read big-endian, then create_from_nyu_format swaps the bytes back
+    big = (
+        np.frombuffer(buffer, ">u2", offset=len(buffer) - 640 * 480 * 2)
+        .reshape(480, 640)
+        .astype("u2")
+    )
+    color = o3d.geometry.Image(np.zeros((480, 640, 3), np.uint8))
+    ref = np.asarray(
+        o3d.geometry.RGBDImage.create_from_nyu_format(color, o3d.geometry.Image(big)).depth
+    )
+    kept = ref > 0
+    assert kept.mean() > 0.9
+    assert np.allclose(depth[kept], ref[kept], atol=1e-6)
+
+
+def test_kinect_frames_have_indoor_medians(real_data):
+    d = real_data / "depth-open3d"
+    medians = {
+        "tum": np.median((x := read_depth(d / "TUM_depth.png", encoding="tum"))[x > 0]),
+        "sun": np.median((x := read_depth(d / "SUN_depth.png", encoding="sun"))[x > 0]),
+        "nyu": np.median((x := read_depth(d / "NYU_depth.pgm"))[x > 0]),
+        "mm": np.median((x := read_depth(d / "depth.png"))[x > 0]),
+    }
+    assert all(0.5 < m < 5.0 for m in medians.values()), medians
+    assert medians["mm"] == pytest.approx(1.586)  # a person 1.6 m in front of a wall
+
+
+def test_pcl_tiff_frames_of_one_static_scene_agree(real_data):
+    g = real_data / "depth-pcl" / "grabber"
+    a, b = read_depth(g / "frame_0_depth.tiff"), read_depth(g / "frame_1_depth.tiff")
+    assert a.shape == b.shape == (480, 640)
+    ma, mb = np.median(a[a > 0]), np.median(b[b > 0])
+    assert ma == pytest.approx(0.878) and mb == pytest.approx(0.880)
+    both = (a > 0) & (b > 0)
+    # same pixels, two frames: they differ by Kinect v1 noise and disparity steps (~2 mm at 0.9 m)
+    assert np.median(np.abs(a[both] - b[both])) <= 0.005
+
+
+def test_m3t_realsense_png(real_data):
+    depth = read_depth(real_data / "depth-m3t" / "depth_camera_image_200.png")
+    assert depth.shape == (480, 848)
+    assert np.median(depth[depth > 0]) == pytest.approx(0.5495)
+    assert np.mean(depth > 0) == pytest.approx(0.643, abs=0.001)
+
+
+# ---- round trips -----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def depth_mm():
+    rng = np.random.default_rng(0)
+    d = np.round(rng.uniform(0.3, 4.0, (24, 32)), 3).astype(np.float32)
+    d[::5, ::3] = 0
+    return d
+
+
+def test_png_round_trip_with_sidecar(tmp_path, depth_mm):
+    path = tmp_path / "d.png"
+    write_depth(path, depth_mm)
+    assert json.loads(sidecar_path(path).read_text()) == {"depth_scale": 0.001}
+    assert _raw_png(path).dtype == np.uint16
+    assert np.allclose(read_depth(path), depth_mm, atol=0.5e-3)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["d.json", "d.png"]
+
+
+def test_png_sidecar_scale_is_used(tmp_path):
+    depth = np.array([[0.0, 1.2345, 6.5]], np.float32)
+    path = tmp_path / "fine.png"
+    write_depth(path, depth, depth_scale=0.0001)
+    assert _raw_png(path).tolist() == [[0, 12345, 65000]]
+    assert np.allclose(read_depth(path), depth, atol=0.5e-4)
+    assert read_depth(path, depth_scale=0.001)[0, 1] == pytest.approx(12.345)  # argument wins
+
+
+@pytest.mark.parametrize("name", ["d.tiff", "d.tif", "d.npy"])
+def test_float_round_trips_are_exact(tmp_path, depth_mm, name):
+    write_depth(tmp_path / name, depth_mm)
+    out = read_depth(tmp_path / name)
+    assert out.dtype == np.float32 and np.array_equal(out, depth_mm)
+
+
+# ---- errors and atomicity ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -0.5])
+def test_invalid_depth_rejected_and_nothing_written(tmp_path, bad):
+    depth = np.ones((4, 4), np.float32)
+    depth[1, 2] = bad
+    with pytest.raises(InputError, match="depth_m"):
+        write_depth(tmp_path / "d.png", depth)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_png_overflow_rejected(tmp_path):
+    with pytest.raises(InputError, match="depth_m") as err:
+        write_depth(tmp_path / "far.png", np.full((2, 2), 70.0))  # 70000 mm > 65535
+    assert "uint16" in str(err.value)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_failing_write_leaves_no_file_and_keeps_old_one(tmp_path, depth_mm, monkeypatch):
+    path = tmp_path / "d.tiff"
+    write_depth(path, depth_mm)
+    import tifffile
+
+    def broken(tmp, data, **kw):
+        tmp.write_bytes(b"half")
+        raise OSError("disk full")
+
+    monkeypatch.setattr(tifffile, "imwrite", broken)
+    with pytest.raises(OSError, match="disk full"):
+        write_depth(path, depth_mm * 2)
+    assert [p.name for p in tmp_path.iterdir()] == ["d.tiff"]  # no temp file left behind
+    assert np.array_equal(read_depth(path), depth_mm)  # the old file is intact
+    with pytest.raises(OSError):
+        write_depth(tmp_path / "new.tiff", depth_mm)
+    assert [p.name for p in tmp_path.iterdir()] == ["d.tiff"]
+
+
+def test_read_errors_name_the_field(tmp_path, depth_mm):
+    with pytest.raises(InputError, match="not found"):
+        read_depth(tmp_path / "absent.png")
+    write_depth(tmp_path / "d.png", depth_mm)
+    with pytest.raises(InputError, match="encoding"):
+        read_depth(tmp_path / "d.png", encoding="kinect")
+    with pytest.raises(InputError, match="depth_scale"):
+        read_depth(tmp_path / "d.png", encoding="tum", depth_scale=0.001)
+    (tmp_path / "d.exr").write_bytes(b"x")
+    with pytest.raises(InputError, match="encoding"):
+        read_depth(tmp_path / "d.exr")
+    Image.fromarray(np.zeros((3, 3), np.uint8)).save(tmp_path / "gray.png")
+    with pytest.raises(InputError, match="mode"):
+        read_depth(tmp_path / "gray.png")
+    sidecar_path(tmp_path / "d.png").write_text('{"depth_scale": -1}')
+    with pytest.raises(InputError, match="depth_scale"):
+        read_depth(tmp_path / "d.png")
+
+
+def test_png_never_overwrites_an_unrelated_json(tmp_path):
+    (tmp_path / "camera.json").write_text('{"fx": 525}')
+    with pytest.raises(InputError, match="not a depth sidecar"):
+        write_depth(tmp_path / "camera.png", np.ones((2, 2)))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["camera.json"]
+
+
+def test_json_without_depth_scale_is_not_a_sidecar(tmp_path):
+    Image.fromarray(np.array([[1500]], np.uint16)).save(tmp_path / "frame.png")
+    (tmp_path / "frame.json").write_text('{"timestamp": 12.5}')
+    assert read_depth(tmp_path / "frame.png")[0, 0] == pytest.approx(1.5)
+
+
+def test_write_errors_name_the_field(tmp_path):
+    with pytest.raises(InputError, match="suffix"):
+        write_depth(tmp_path / "d.jpg", np.ones((2, 2)))
+    with pytest.raises(InputError, match="depth_m"):
+        write_depth(tmp_path / "d.npy", np.ones((2, 2, 3)))
+    with pytest.raises(InputError, match="depth_scale"):
+        write_depth(tmp_path / "d.png", np.ones((2, 2)), depth_scale=0)
+    assert list(tmp_path.iterdir()) == []
