@@ -64,7 +64,7 @@ def measure(renderer: DepthRenderer, profile, frames: int) -> str:
     cam = renderer.camera
     return (
         f"{cam.width}x{cam.height}: bare cast_rays {bare:.1f} ms | full render {ours:.1f} ms "
-        f"({1e3 / ours:.0f} frames/s) | ratio {ours / bare:.2f} | valid {100 * valid:.0f} % | "
+        f"({1e3 / ours:.0f} frames/s) | ratio {ours / bare:.2f} | valid {100 * valid:.1f} % | "
         f"stages [ms]: {breakdown}"
     )
 

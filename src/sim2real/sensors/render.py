@@ -51,8 +51,8 @@ def depth_edges(depth_m: np.ndarray, relative_jump: float = EDGE_RELATIVE_JUMP) 
     for axis in (0, 1):
         a = depth_m[:-1, :] if axis == 0 else depth_m[:, :-1]
         b = depth_m[1:, :] if axis == 0 else depth_m[:, 1:]
-        near = np.minimum(a, b)
-        jump = (np.abs(a - b) > relative_jump * near) & (np.maximum(a, b) > 0)
+        # a pixel with no return (0) beside one with a return is a jump too: |a - b| > 0 = min
+        jump = np.abs(a - b) > np.float32(relative_jump) * np.minimum(a, b)
         if axis == 0:
             edge[:-1, :] |= jump
             edge[1:, :] |= jump
@@ -72,25 +72,40 @@ def shadow_candidates(
     side. A point q on that row hides pixel p from the emitter only if q is nearer to the
     camera than the segment, i.e. only if q's column as the emitter sees it,
     ``u - fx * B / z``, is beyond p's. A running minimum along each row finds every such p in
-    O(H W); the exact occlusion query then runs on these pixels alone.
+    O(H W); the exact occlusion query then runs on these pixels alone. The result is widened
+    by ``margin_px`` along the rows, for occluder edges between the sampled pixel centres.
     """
+    rows, hidden = _shadow_candidate_rows(depth_m, fx, baseline_m, margin_px)
+    candidates = np.zeros(depth_m.shape, dtype=bool)
+    candidates[rows] = hidden
+    return candidates
+
+
+def _shadow_candidate_rows(
+    depth_m: np.ndarray, fx: float, baseline_m: float, margin_px: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """(rows, (len(rows), W) bool): ``shadow_candidates`` on the only rows that can hold any."""
     if baseline_m < 0:  # mirror the image: the emitter is then on the +x side
-        return shadow_candidates(depth_m[:, ::-1], fx, -baseline_m, margin_px)[:, ::-1]
+        rows, hidden = _shadow_candidate_rows(depth_m[:, ::-1], fx, -baseline_m, margin_px)
+        return rows, hidden[:, ::-1]
     cols = np.arange(depth_m.shape[1], dtype=np.float32)
     disparity = np.full(depth_m.shape, -np.inf, dtype=np.float32)  # no return: never an occluder
     np.divide(np.float32(fx * baseline_m), depth_m, out=disparity, where=depth_m > 0)
     emitter_col = cols - disparity
+    # only a row where a nearer surface begins (the emitter column steps back) can hold a shadow
+    rows = np.flatnonzero((emitter_col[:, 1:] < emitter_col[:, :-1]).any(axis=1))
+    emitter_col = emitter_col[rows]
     nearest_beyond = np.minimum.accumulate(emitter_col[:, ::-1], axis=1)[:, ::-1]  # min over q >= u
     beyond = np.concatenate(
-        [nearest_beyond[:, 1:], np.full((len(depth_m), 1), np.inf, np.float32)], axis=1
+        [nearest_beyond[:, 1:], np.full((len(rows), 1), np.inf, np.float32)], axis=1
     )
     hidden = beyond < emitter_col
-    # widen along the row: an occluder's edge can fall between the pixel centres sampled here
     widened = hidden.copy()
     for shift in range(1, int(np.ceil(margin_px)) + 1):
         widened[:, shift:] |= hidden[:, :-shift]
         widened[:, :-shift] |= hidden[:, shift:]
-    return (depth_m > 0) & widened
+    widened &= depth_m[rows] > 0
+    return rows, widened
 
 
 @dataclass
@@ -224,7 +239,6 @@ class DepthRenderer:
         shadow = np.zeros(depth.shape, dtype=bool)
         if baseline_m != 0:
             shadow = self._emitter_shadow(surface, baseline_m, lateral_sigma_px, shadow_prefilter)
-            depth[shadow] = 0
         t3 = time.perf_counter()
         timings["shadow"] = (t3 - t2) * 1e3
         edge = depth_edges(depth)
@@ -245,12 +259,9 @@ class DepthRenderer:
         self, surface: _Surface, baseline_m: float, lateral_sigma_px: float, prefilter: bool = True
     ) -> np.ndarray:
         """(H, W) bool: visible surface points that the emitter, at (baseline_m, 0, 0), cannot see:
-        facing away from it, or with scene geometry on the segment to it (second visibility query)."""
-        depth, normals = surface.depth_m, surface.normals
-        # n . (e - p) with p = z d and n . d = -|n . d| (normals face the camera)
-        faces_away = (depth > 0) & (
-            normals[..., 0] * np.float32(baseline_m) + depth * surface.abs_facing <= 0
-        )
+        facing away from it, or with scene geometry on the segment to it (second visibility query).
+        Their depth in ``surface.depth_m`` is set to 0."""
+        depth = surface.depth_m
         emitter = np.array([baseline_m, 0.0, 0.0], dtype=np.float32)
         plane = self.scene.plane
         plane_safe = plane is None or (
@@ -258,15 +269,23 @@ class DepthRenderer:
             == np.sign(np.dot(emitter - plane.point_cam, plane.normal_cam))
         )
         if prefilter and plane_safe and self._occluders_inside_view(baseline_m):
+            # a surface turning away from the emitter also makes the emitter column step back,
+            # so the pre-filter keeps those pixels too
             margin = SHADOW_MARGIN_PX + 3 * lateral_sigma_px
-            candidates = shadow_candidates(depth, self.camera.fx, baseline_m, margin) & ~faces_away
+            rows, hidden = _shadow_candidate_rows(depth, self.camera.fx, baseline_m, margin)
+            v, u = np.nonzero(hidden)
+            v = rows[v]
         else:
-            candidates = (depth > 0) & ~faces_away
-        shadow = faces_away
-        v, u = np.nonzero(candidates)
+            v, u = np.nonzero(depth > 0)
+        shadow = np.zeros(depth.shape, dtype=bool)
         if v.size == 0:
             return shadow
-        points = surface.directions[v, u] * depth[v, u, None]
+        z = depth[v, u]
+        # n . (e - p) with p = z d and n . d = -|n . d| (normals face the camera)
+        faces_away = (
+            surface.normals[v, u, 0] * np.float32(baseline_m) + z * surface.abs_facing[v, u] <= 0
+        )
+        points = surface.directions[v, u] * z[:, None]
         to_emitter = emitter - points
         # start a hair off the surface toward the emitter; t = 1 is the emitter itself
         origins = points + to_emitter * (
@@ -274,7 +293,9 @@ class DepthRenderer:
         )
         rays = np.concatenate([origins, emitter - origins], axis=1).astype(np.float32)
         occluded = self._raycaster.test_occlusions(self._o3d.core.Tensor(rays), tnear=0.0, tfar=1.0)
-        shadow[v, u] = occluded.numpy()
+        dark = faces_away | occluded.numpy()
+        shadow[v[dark], u[dark]] = True
+        depth[v[dark], u[dark]] = 0
         return shadow
 
     def render(self, profile=None, seed: int | np.random.Generator = 0) -> RenderResult:
