@@ -27,6 +27,16 @@ def _say(quiet: bool, text: str) -> None:
         print(text)
 
 
+def _crop_around(mask: np.ndarray, pad: int) -> tuple[slice, slice]:
+    """The bounding box of ``mask``'s True pixels, grown by ``pad`` and clipped to the image."""
+    v, u = np.nonzero(mask)
+    if v.size == 0:
+        return slice(None), slice(None)
+    return slice(max(v.min() - pad, 0), v.max() + pad + 1), slice(
+        max(u.min() - pad, 0), u.max() + pad + 1
+    )
+
+
 def bracket_section(out: Path, quiet: bool) -> tuple[ReportSection, dict]:
     from sim2real.core.depth_io import write_depth
     from sim2real.core.pointcloud_io import write_point_cloud
@@ -40,7 +50,7 @@ def bracket_section(out: Path, quiet: bool) -> tuple[ReportSection, dict]:
     bracket = machined_bracket()
     T_world_cam = look_at(eye=[0.15, -0.25, 0.53], target=[0.0, 0.0, 0.02])
     scene = make_scene([bracket], [invert_pose(T_world_cam)], plane=True)
-    panels, table, summaries = {}, [], {}
+    panels, closeups, table, summaries = {}, {}, [], {}
     for name in DEMO_SENSORS:
         preset = get_preset(name)
         profile = preset.profile if name != "ideal" else None
@@ -55,7 +65,9 @@ def bracket_section(out: Path, quiet: bool) -> tuple[ReportSection, dict]:
             )
         s = result.summary()
         summaries[name] = s
-        panels[f"{name} ({preset.camera.width}x{preset.camera.height})"] = result.depth_m
+        label = f"{name} ({preset.camera.width}x{preset.camera.height})"
+        panels[label] = result.depth_m
+        closeups[label] = result.depth_m[_crop_around(result.frame.object_id == 0, pad=25)]
         table.append(
             (
                 name,
@@ -65,6 +77,7 @@ def bracket_section(out: Path, quiet: bool) -> tuple[ReportSection, dict]:
         )
         _say(quiet, f"  bracket / {name}: {table[-1][1]}")
     depth_panels_png(out / "bracket_sensors.png", panels)
+    depth_panels_png(out / "bracket_closeup.png", closeups)
     text = (
         "A machined L-bracket (made in code) on a table, 0.6 m from the camera, rendered ideal and "
         "with two sensor presets. Black = no return: the emitter shadow beside the part, range "
@@ -103,9 +116,7 @@ def m3t_section(out: Path, quiet: bool) -> tuple[ReportSection, dict] | None:
     part = ideal > 0
     both = part & (real > 0)
     diff = np.where(both, real - ideal, 0.0)
-    v, u = np.nonzero(part)
-    pad = 40
-    crop = np.s_[max(v.min() - pad, 0) : v.max() + pad, max(u.min() - pad, 0) : u.max() + pad]
+    crop = _crop_around(part, pad=40)
     sim_on_real = np.where(part, d435, real)  # the simulated part pasted into the real frame
     depth_panels_png(
         out / "m3t_real_vs_sim.png",
