@@ -175,3 +175,13 @@ def test_bad_inputs_give_one_line_and_no_output(tmp_path, box_obj):
         assert_one_line_error(proc, *needles)
         assert not out.exists()
         assert not list(tmp_path.glob(".out*"))  # no temporary file left behind
+
+
+def test_warns_when_no_part_is_in_view(tmp_path, box_obj):
+    # the box 1 m behind the camera: the render succeeds, but the user is told why it is empty
+    proc = run_cli(
+        "depth", "render", box_obj, "--pose", "0 0 -1 0 0 0 1", "--out", tmp_path / "d.npy"
+    )
+    assert proc.returncode == 0
+    assert "warning: no part is in view" in proc.stderr
+    assert not np.load(tmp_path / "d.npy").any()

@@ -41,7 +41,7 @@ def render_cmd(
         [], "--pose", help="T_cam_part: '--pose \"x y z qx qy qz qw\"', 16 numbers, or a pose file."
     ),
     rpy_deg: bool = typer.Option(
-        False, "--rpy-deg", help="Read 6-number poses as x y z roll pitch yaw [deg]."
+        False, "--rpy-deg", help="Read 6-number poses as x y z roll pitch yaw, in degrees."
     ),
     scene: Path | None = typer.Option(
         None, "--scene", help="Scene YAML listing meshes and poses instead."
@@ -64,6 +64,7 @@ def render_cmd(
 ) -> None:
     """Render what a depth sensor sees of MESHES at their poses."""
     import time
+    import warnings
 
     from sim2real.core.depth_io import write_depth
     from sim2real.core.mesh_io import load_mesh
@@ -99,6 +100,15 @@ def render_cmd(
     write_render_config(
         out.with_name(out.stem + ".config.yaml"), the_scene, intrinsics, noise, seed
     )
+    part_pixels = int(
+        (result.frame.object_id[result.frame.depth_m > 0] < len(the_scene.objects)).sum()
+    )
+    if part_pixels == 0:
+        warnings.warn(
+            "no part is in view: check --pose (T_cam_part, the part in the camera frame: z forward, "
+            "metres) and --mesh-unit",
+            stacklevel=1,
+        )
     s = result.summary()
     typer.echo(
         f"wrote {out}: {s['valid_pixels']} valid pixels ({100 * s['valid_fraction']:.1f} %), "
