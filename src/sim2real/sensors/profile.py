@@ -163,6 +163,15 @@ _TERMS = (
 )
 
 
+class FittedValue(_Config):
+    """How a calibration arrived at one value of the profile."""
+
+    value: float = Field(..., description="the value written into the profile")
+    std: float | None = Field(None, ge=0, description="bootstrap std over regions (same unit)")
+    pixels: int = Field(0, ge=0, description="pixels of real data behind it")
+    status: str = Field(..., description="'fitted', or 'base: <why the data could not fit it>'")
+
+
 class NoiseProfile(_Config):
     """A depth sensor's noise model: provenance, emitter geometry and optional terms
     (None = off). Terms are applied by :func:`sim2real.sensors.noise.apply_noise` in a fixed
@@ -187,6 +196,9 @@ class NoiseProfile(_Config):
     missing_blobs: MissingBlobs | None = Field(None, description="discs of no return")
     distortion: DepthDistortion | None = Field(None, description="per-device depth error")
     quantization: OutputQuantization | None = Field(None, description="output depth unit")
+    calibration: dict[str, FittedValue] | None = Field(
+        None, description="written by `depth calibrate`: term.field -> how it was fitted"
+    )
 
     @field_validator("disparity")
     @classmethod
