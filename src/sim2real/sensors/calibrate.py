@@ -47,6 +47,8 @@ MIN_BIN_PIXELS = 200
 MIN_DEPTH_SPAN_M = 0.4
 """Depth spread of the noise bins needed to fit the depth shape of sigma (b, c) and not only
 its level."""
+DEFAULT_WARP_CELL_PX = 64.0
+"""Correlation length of the warp when the frames show its size but not its scale."""
 BLOB_AREA_FACTOR = math.pi * (1.5**3 - 0.5**3) / 3
 """Expected disc area / radius_px^2 with radii uniform in [0.5, 1.5] radius_px."""
 
@@ -76,7 +78,7 @@ def simulate_reference(
     """What a sensor with ``profile`` would measure of ``ref``'s geometry: (H, W) float32 m.
     Lateral jitter needs ray casting and is not applied here."""
     if shadow is None:
-        shadow = fit_terms.predicted_shadow(ref, profile.baseline_m)
+        shadow = fit_terms.predicted_shadow(ref, profile.shadow_baseline_m)
     return apply_noise(
         reference_frame_for_simulation(ref, shadow), profile, np.random.default_rng(seed)
     )
@@ -213,14 +215,16 @@ def calibrate_profile(
 
     # 1. emitter baseline from shadow bands
     b_est = fit_terms.fit_baseline(refs)
-    baseline = b_est.value if b_est.value is not None else base.baseline_m
-    note(
-        "baseline_m",
-        baseline,
-        b_est,
-        status="fitted" if b_est.value is not None else f"base: {b_est.reason}",
-    )
-    shadows = [fit_terms.predicted_shadow(r, baseline) for r in refs]
+    baseline, shadow_on = base.baseline_m, base.emitter_shadow
+    if b_est.value is not None:
+        baseline, shadow_on = b_est.value, True
+        note("baseline_m", baseline, b_est)
+    elif b_est.supported:
+        shadow_on = False
+        note("baseline_m", baseline, b_est, status=f"base; shadow off: {b_est.reason}")
+    else:
+        note("baseline_m", baseline, b_est, status=f"base: {b_est.reason}")
+    shadows = [fit_terms.predicted_shadow(r, baseline if shadow_on else 0.0) for r in refs]
     samples = [noise_sample_pixels(r, seed) for r in refs]
     offsets = np.cumsum([0] + [len(r.regions) for r in refs])
     real = PixelTables.concatenate(
@@ -279,6 +283,7 @@ def calibrate_profile(
     )
     params: dict = {
         "baseline_m": baseline,
+        "emitter_shadow": shadow_on,
         "disparity": DisparityNoise(sigma_px=0.0, step_px=step) if step > 0 else None,
         "quantization": OutputQuantization(unit_m=unit) if unit else base.quantization,
         "incidence_dropout": _term(IncidenceDropout, inc_est, base.incidence_dropout),
@@ -324,7 +329,7 @@ def calibrate_profile(
         axial = _fit_sigma(real_bins, targets, start, mode)
     timings["noise"] = (time.perf_counter() - t0) * 1e3 - sum(timings.values())
 
-    # 5. dropouts: match the simulated rates to the real ones
+    # 5. dropouts and the slow warp: match the simulated rates and spread to the real ones
     profile = _assemble(
         base,
         name,
@@ -333,8 +338,9 @@ def calibrate_profile(
             "axial": AxialNoise(a_m=axial[0], b_per_m=axial[1], c_m=axial[2], d_m_sqrt_m=axial[3]),
         },
     )
-    for _ in range(2):
+    for _ in range(3):
         sim = simulated_tables(refs, profile, shadows, samples, (seed + 7,))
+        profile = _match_warp(profile, real, sim, dist_est)
         sim_far = (
             ~sim.excluded
             & (sim.edge_distance_px > FAR_FROM_EDGE_PX)
@@ -442,6 +448,27 @@ def calibrate_profile(
     simulated = simulated_tables(refs, profile, shadows, samples, (seed + 100, seed + 101))
     timings["total"] = (time.perf_counter() - t0) * 1e3
     return CalibrationResult(profile, refs, real, simulated, shadows, timings)
+
+
+def _match_warp(
+    profile: NoiseProfile, real: PixelTables, sim: PixelTables, est: fit_terms.Estimate
+) -> NoiseProfile:
+    """Set the distortion's std so that depth - reference, relative to depth, spreads as much in
+    simulation as in the real frames (the warp is what the per-pixel noise leaves unexplained)."""
+    var_real = trimmed_std(real.ref_residual_m / real.ref_z_m) ** 2
+    var_sim = trimmed_std(sim.ref_residual_m / sim.ref_z_m) ** 2
+    if not (np.isfinite(var_real) and np.isfinite(var_sim)):
+        return profile
+    current = profile.distortion.relative_std if profile.distortion is not None else 0.0
+    std = math.sqrt(max(current**2 + var_real - var_sim, 0.0))
+    if std < 1e-5:
+        return profile.model_copy(update={"distortion": None})
+    cell = profile.distortion.cell_px if profile.distortion is not None else DEFAULT_WARP_CELL_PX
+    return profile.model_copy(
+        update={
+            "distortion": DepthDistortion(relative_std=min(std, 0.5), cell_px=cell, field_seed=0)
+        }
+    )
 
 
 def _check_finite(profile: NoiseProfile) -> None:

@@ -17,6 +17,9 @@ from sim2real.sensors.reference_frame import ReferenceFrame
 from sim2real.sensors.render import shadow_candidates
 
 MIN_SHADOW_PIXELS = 200
+SHADOW_PROBE_BASELINE_M = 0.05
+"""A typical stereo / structured-light baseline: if the shadows it would cast are not dark,
+the frames show no emitter shadow."""
 MIN_SHADOW_PRECISION = 0.9
 """Share of the predicted shadow pixels that must really return nothing."""
 
@@ -69,8 +72,9 @@ def fit_baseline(refs: list[ReferenceFrame]) -> Estimate:
         added = b[1] - a[1]
         return (b[0] - a[0]) / added if added >= 20 else None
 
-    def widest(sign: float) -> tuple[float, int, int, float]:
-        last, last_score = 0.0, (0, 0)
+    def widest(sign: float) -> tuple[float, int, int, int]:
+        """(baseline, dark pixels explained, pixels predicted, pixels predicted at the probe)."""
+        last, last_score, probe = 0.0, (0, 0), score(sign * SHADOW_PROBE_BASELINE_M)[1]
         for b in np.arange(0.005, 0.2001, 0.005):
             sc = score(sign * b)
             m = marginal(last_score, sc)
@@ -78,7 +82,7 @@ def fit_baseline(refs: list[ReferenceFrame]) -> Estimate:
                 break
             last, last_score = float(b), sc
         if last == 0.0:
-            return 0.0, 0, 0, 0.0
+            return 0.0, 0, 0, probe
         best, best_score = last, last_score
         for b in np.arange(last + 0.001, last + 0.0049, 0.001):
             sc = score(sign * b)
@@ -86,15 +90,18 @@ def fit_baseline(refs: list[ReferenceFrame]) -> Estimate:
             if m is not None and m < MIN_SHADOW_PRECISION:
                 break
             best, best_score = float(b), sc
-        return sign * best, best_score[0], best_score[1], 0.005
+        return sign * best, best_score[0], best_score[1], probe
 
     candidates = [widest(1.0), widest(-1.0)]
-    best, tp, _, spread = max(candidates, key=lambda c: c[1])
+    best, tp, _, _ = max(candidates, key=lambda c: c[1])
     if tp < MIN_SHADOW_PIXELS:
+        probed = min(c[3] for c in candidates)
+        if probed >= MIN_SHADOW_PIXELS:  # edges enough to cast shadows, but none is dark
+            return Estimate(None, probed, "the frames show no emitter shadow beside their edges")
         return Estimate(
-            None, tp, f"no consistent shadow bands ({tp} dark pixels explained at best)"
+            None, tp, "too few foreground edges to see an emitter shadow", supported=False
         )
-    return Estimate(round(best, 4), tp, std=max(spread, 0.001))
+    return Estimate(round(best, 4), tp, std=0.005)
 
 
 def fit_quantization(

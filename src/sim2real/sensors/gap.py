@@ -142,7 +142,7 @@ def measure_gap(
     )
     gaps = []
     for name, profile in profiles.items():
-        shadows = [fit_terms.predicted_shadow(r, profile.baseline_m) for r in refs]
+        shadows = [fit_terms.predicted_shadow(r, profile.shadow_baseline_m) for r in refs]
         sim = simulated_tables(refs, profile, shadows, samples, seeds, exclude_shadow=False)
         metrics, by_depth = compare_tables(real, sim)
         gaps.append(ProfileGap(name, metrics, by_depth, sim))

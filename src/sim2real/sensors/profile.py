@@ -186,6 +186,17 @@ class NoiseProfile(_Config):
         description="signed emitter / second-camera offset along camera +x [m]; 0 = none "
         "(time of flight). The renderer uses it for the shadow pass; disparity uses |B|.",
     )
+    emitter_shadow: bool = Field(
+        True,
+        description="whether pixels the emitter cannot see return nothing; false for sensors "
+        "whose output fills its shadow (seen in some registered PrimeSense frames)",
+    )
+
+    @property
+    def shadow_baseline_m(self) -> float:
+        """The baseline the shadow pass uses: ``baseline_m``, or 0 when there is no shadow."""
+        return self.baseline_m if self.emitter_shadow else 0.0
+
     range: RangeLimits | None = Field(None, description="working range")
     axial: AxialNoise | None = Field(None, description="Gaussian noise along the ray")
     disparity: DisparityNoise | None = Field(None, description="disparity noise and steps")

@@ -302,7 +302,7 @@ class DepthRenderer:
         """Render what the sensor described by ``profile`` (a NoiseProfile; None = ideal) sees."""
         rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
         timings: dict[str, float] = {}
-        baseline = float(profile.baseline_m) if profile is not None else 0.0
+        baseline = float(profile.shadow_baseline_m) if profile is not None else 0.0
         lateral = (
             float(profile.lateral.sigma_px)
             if profile is not None and profile.lateral is not None
