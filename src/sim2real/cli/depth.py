@@ -128,3 +128,175 @@ def presets_cmd() -> None:
         typer.echo(
             f"{name:20s} {c.width}x{c.height} fx={c.fx:.1f} baseline={p.profile.baseline_m:.3f} m  {p.profile.source[:60]}"
         )
+
+
+def profile_argument(value: str):
+    """(name, NoiseProfile) of a preset name or a profile YAML file."""
+    from sim2real.sensors.presets import get_preset
+    from sim2real.sensors.profile import load_profile
+
+    path = Path(value)
+    if path.suffix.lower() in (".yaml", ".yml") or path.is_file():
+        profile = load_profile(path)
+        return path.stem, profile
+    return value, get_preset(value).profile
+
+
+def load_parts(meshes: list[Path], poses: list[str], mesh_unit: str, rpy_deg: bool):
+    from sim2real.core.mesh_io import load_mesh
+    from sim2real.core.pose import parse_pose
+
+    if len(meshes) != len(poses):
+        raise InputError(
+            None, "--pose", f"{len(meshes)} --mesh but {len(poses)} --pose: give one pose per mesh"
+        )
+    return [
+        (load_mesh(m, mesh_unit), parse_pose(p, rpy_deg=rpy_deg, field=f"--pose[{i}]"))
+        for i, (m, p) in enumerate(zip(meshes, poses, strict=True))
+    ]
+
+
+FRAMES_HELP = "Real depth frames (images in their own encoding, or organised point clouds); several may follow one --frames."
+
+
+@app.command("calibrate")
+def calibrate_cmd(
+    frames: list[Path] = typer.Option(..., "--frames", help=FRAMES_HELP),
+    camera: Path | None = typer.Option(None, "--camera", help="Camera intrinsics of the frames."),
+    mesh: list[Path] = typer.Option(
+        [], "--mesh", help="A known part in the frames (one --pose each)."
+    ),
+    pose: list[str] = typer.Option(
+        [], "--pose", help="T_cam_part of each --mesh (refined by ICP)."
+    ),
+    planes: bool = typer.Option(True, "--planes/--no-planes", help="Find planes in the frames."),
+    base_profile: str = typer.Option(
+        "kinect-v1", "--base-profile", help="Preset or profile YAML to start from."
+    ),
+    encoding: str = typer.Option("auto", "--encoding", help="auto, png, tiff, tum, sun, pgm, npy."),
+    depth_scale: float | None = typer.Option(
+        None, "--depth-scale", help="Metres per unit of integer frames."
+    ),
+    mesh_unit: str = typer.Option("auto", "--mesh-unit", help="auto, m, cm or mm."),
+    rpy_deg: bool = typer.Option(
+        False, "--rpy-deg", help="Read 6-number poses as x y z roll pitch yaw, in degrees."
+    ),
+    name: str | None = typer.Option(None, "--name", help="Name of the calibrated profile."),
+    seed: int = typer.Option(0, "--seed"),
+    out: Path = typer.Option(..., "--out", help="The calibrated profile (YAML)."),
+    report: Path | None = typer.Option(
+        None, "--report", help="Folder for an HTML report with plots."
+    ),
+) -> None:
+    """Fit a noise profile to real frames of ordinary scenes (planes) and known parts."""
+    import time
+
+    from sim2real.sensors.calibrate import calibrate_profile, simulated_tables
+    from sim2real.sensors.profile import save_profile
+    from sim2real.sensors.reference import references_from_files
+
+    if out.suffix.lower() not in (".yaml", ".yml"):
+        raise InputError(out, "--out", "the profile is written as YAML: use a .yaml name")
+    base_name, base = profile_argument(base_profile)
+    started = time.perf_counter()
+    parts = load_parts(mesh, pose, mesh_unit, rpy_deg)
+    refs = references_from_files(
+        frames,
+        camera,
+        parts=parts,
+        planes=planes,
+        encoding=encoding,
+        depth_scale=depth_scale,
+        seed=seed,
+    )
+    result = calibrate_profile(refs, base, name=name, seed=seed)
+    save_profile(result.profile, out)
+    for ref in refs:
+        for region in ref.regions:
+            if region.kind == "part":
+                info = region.info
+                if info.get("accepted"):
+                    verdict = f"refined by {1e3 * info.get('correction_m', 0):.1f} mm / {info.get('correction_deg', 0):.2f} deg"
+                else:
+                    verdict = f"kept the given pose: {info.get('reason')}"
+                typer.echo(f"{ref.source}: part {region.name}: ICP {verdict}")
+        typer.echo(
+            f"{ref.source}: {len(ref.regions)} regions ({', '.join(f'{r.name} {r.pixels} px' for r in ref.regions[:6])})"
+        )
+    for key, v in (result.profile.calibration or {}).items():
+        std = f" ± {v.std:.2g}" if v.std is not None else ""
+        typer.echo(f"  {key:32s} {v.value:12.6g}{std:12s} {v.pixels:8d} px  {v.status}")
+    typer.echo(f"wrote {out} ({len(refs)} frames, {time.perf_counter() - started:.1f} s)")
+    if report is not None:
+        from sim2real.sensors.calibration_report import write_calibration_report
+        from sim2real.sensors.fit_terms import predicted_shadow
+        from sim2real.sensors.statistics import noise_sample_pixels
+
+        shadows = [predicted_shadow(r, base.shadow_baseline_m) for r in refs]
+        base_sim = simulated_tables(
+            refs, base, shadows, [noise_sample_pixels(r, seed) for r in refs], (seed + 100,)
+        )
+        index = write_calibration_report(report, result, base_name, base_sim)
+        typer.echo(f"report: {index}")
+
+
+@app.command("gap")
+def gap_cmd(
+    frames: list[Path] = typer.Option(..., "--frames", help=FRAMES_HELP),
+    camera: Path | None = typer.Option(None, "--camera", help="Camera intrinsics of the frames."),
+    mesh: list[Path] = typer.Option(
+        [], "--mesh", help="A known part in the frames (one --pose each)."
+    ),
+    pose: list[str] = typer.Option(
+        [], "--pose", help="T_cam_part of each --mesh (refined by ICP)."
+    ),
+    planes: bool = typer.Option(True, "--planes/--no-planes", help="Find planes in the frames."),
+    profile: list[str] = typer.Option(
+        ..., "--profile", help="Presets or profile YAMLs to compare (repeat)."
+    ),
+    encoding: str = typer.Option("auto", "--encoding", help="auto, png, tiff, tum, sun, pgm, npy."),
+    depth_scale: float | None = typer.Option(
+        None, "--depth-scale", help="Metres per unit of integer frames."
+    ),
+    mesh_unit: str = typer.Option("auto", "--mesh-unit", help="auto, m, cm or mm."),
+    rpy_deg: bool = typer.Option(
+        False, "--rpy-deg", help="Read 6-number poses as x y z roll pitch yaw, in degrees."
+    ),
+    seeds: int = typer.Option(3, "--seeds", min=1, help="Simulations per frame and profile."),
+    out: Path = typer.Option(..., "--out", help="The metrics (JSON)."),
+    report: Path | None = typer.Option(
+        None, "--report", help="Folder for an HTML report with plots."
+    ),
+) -> None:
+    """Measure the sim-to-real gap of each profile on real frames."""
+    import json
+
+    from rich.console import Console
+    from rich.table import Table
+
+    from sim2real.core.atomic import write_text_atomic
+    from sim2real.sensors.gap import measure_gap
+    from sim2real.sensors.reference import references_from_files
+
+    if out.suffix.lower() != ".json":
+        raise InputError(out, "--out", "the metrics are written as JSON: use a .json name")
+    profiles = dict(profile_argument(p) for p in profile)
+    parts = load_parts(mesh, pose, mesh_unit, rpy_deg)
+    refs = references_from_files(
+        frames, camera, parts=parts, planes=planes, encoding=encoding, depth_scale=depth_scale
+    )
+    gap = measure_gap(refs, profiles, seeds=tuple(range(seeds)))
+    write_text_atomic(out, json.dumps(gap.to_json(), indent=2))
+    header, *rows = gap.table()
+    table = Table(*header, title=f"sim-to-real gap on {len(refs)} frame(s), lower is better")
+    for row in rows:
+        table.add_row(*row)
+    console = Console()
+    if not console.is_terminal:  # keep the metric names whole in logs and pipes
+        console = Console(width=160)
+    console.print(table)
+    typer.echo(f"wrote {out}")
+    if report is not None:
+        from sim2real.sensors.calibration_report import write_gap_report
+
+        typer.echo(f"report: {write_gap_report(report, gap, refs, profiles)}")

@@ -57,11 +57,32 @@ def _one_line_warning(message, category, filename, lineno, file=None, line=None)
     print(f"warning: {message}", file=sys.stderr)
 
 
+MULTI_VALUE_OPTIONS = ("--frames",)
+"""Options that take several values after one flag (``--frames a.png b.png``); click wants the
+flag repeated, so the arguments are rewritten before parsing."""
+
+
+def expand_multi_value_options(argv: list[str]) -> list[str]:
+    out: list[str] = []
+    current = None
+    for arg in argv:
+        if arg in MULTI_VALUE_OPTIONS:
+            current = arg
+            continue
+        if current and not arg.startswith("-"):
+            out += [current, arg]
+            continue
+        if current and arg.startswith("-"):
+            current = None
+        out.append(arg)
+    return out
+
+
 def main() -> None:
     """Console-script entry: bad input becomes one line on stderr and exit code 2."""
     warnings.showwarning = _one_line_warning
     try:
-        app()
+        app(args=expand_multi_value_options(sys.argv[1:]), prog_name="sim2real")
     except InputError as err:
         print(f"error: {err}", file=sys.stderr)
         sys.exit(2)

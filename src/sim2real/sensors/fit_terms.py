@@ -20,8 +20,8 @@ MIN_SHADOW_PIXELS = 200
 SHADOW_PROBE_BASELINE_M = 0.05
 """A typical stereo / structured-light baseline: if the shadows it would cast are not dark,
 the frames show no emitter shadow."""
-MIN_SHADOW_PRECISION = 0.9
-"""Share of the predicted shadow pixels that must really return nothing."""
+MIN_SHADOW_PRECISION = 0.5
+"""A wider baseline is kept while most of the pixels it adds to the predicted shadow are dark."""
 
 
 @dataclass
@@ -52,9 +52,10 @@ def fit_baseline(refs: list[ReferenceFrame]) -> Estimate:
 
     A wider baseline predicts wider shadows (the renderer's image-space visibility scan on the
     real frame, gaps filled with the farther side). Every pixel of a true shadow is dark, so
-    the baseline is the widest one for which the pixels each widening adds are still >= 90 %
-    dark (beyond it they spill onto surfaces that return); 5 mm steps, then 1 mm, on each
-    side, keeping the side that explains more dark pixels. Uncertainty: the 5 mm step."""
+    the baseline is the widest one for which most of the pixels each widening adds are dark
+    (beyond it they spill onto surfaces that return); 5 mm steps, then 1 mm, on each side,
+    keeping the side that explains more dark pixels (edge dropouts darken both sides, the
+    shadow one). Uncertainty: the 5 mm step."""
     from sim2real.sensors.reference import fill_gaps_along_rows
 
     filled = [(fill_gaps_along_rows(r.depth_m), r.depth_m == 0, r.camera.fx) for r in refs]

@@ -28,7 +28,8 @@ class RenderedFrame:
     object_id: np.ndarray
     """int32 index of the scene object hit (meshes in scene order, then the plane); -1 = none."""
     edge: np.ndarray
-    """bool, True on both sides of a depth discontinuity (and at the border of no-return areas)."""
+    """bool, True on both sides of a depth discontinuity of the scene (and at the border of
+    areas without geometry); computed before the emitter shadow, whose border is no edge."""
     shadow: np.ndarray
     """bool, True where the camera sees a surface the emitter does not light (set to depth 0)."""
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 from scipy import ndimage
@@ -30,6 +31,7 @@ __all__ = [
     "fill_gaps_along_rows",
     "find_planes",
     "load_real_frame",
+    "references_from_files",
     "refine_part_pose",
     "scene_edges",
 ]
@@ -211,3 +213,34 @@ def build_reference(
         interior=interior,
         regions=regions,
     )
+
+
+def references_from_files(
+    frames: Sequence[str | Path],
+    camera_path: str | Path | None,
+    *,
+    parts: Sequence[tuple[Mesh, np.ndarray]] = (),
+    planes: bool = True,
+    encoding: str = "auto",
+    depth_scale: float | None = None,
+    seed: int = 0,
+) -> list[ReferenceFrame]:
+    """Load each real frame (a depth image, or an organised point cloud, which brings its own
+    camera) and build its reference geometry. The parts' poses hold for every frame (a static
+    camera) and are refined per frame."""
+    from sim2real.core.camera_io import load_camera
+
+    if not frames:
+        raise InputError(None, "--frames", "give at least one real depth frame")
+    camera = load_camera(camera_path) if camera_path is not None else None
+    refs = []
+    for path in frames:
+        depth, frame_camera = load_real_frame(
+            path, camera, encoding=encoding, depth_scale=depth_scale
+        )
+        refs.append(
+            build_reference(
+                depth, frame_camera, source=str(path), planes=planes, parts=parts, seed=seed
+            )
+        )
+    return refs

@@ -236,13 +236,14 @@ class DepthRenderer:
         t2 = time.perf_counter()
         timings["geometry"] = (t2 - t1) * 1e3
 
+        # the scene's depth edges, before the shadow: a shadow's border is no edge of the scene
+        edge = depth_edges(depth)
+        t3 = time.perf_counter()
+        timings["edges"] = (t3 - t2) * 1e3
         shadow = np.zeros(depth.shape, dtype=bool)
         if baseline_m != 0:
             shadow = self._emitter_shadow(surface, baseline_m, lateral_sigma_px, shadow_prefilter)
-        t3 = time.perf_counter()
-        timings["shadow"] = (t3 - t2) * 1e3
-        edge = depth_edges(depth)
-        timings["edges"] = (time.perf_counter() - t3) * 1e3
+        timings["shadow"] = (time.perf_counter() - t3) * 1e3
         return RenderedFrame(self.camera, depth, normals, incidence, object_id, edge, shadow)
 
     def _occluders_inside_view(self, baseline_m: float) -> bool:
