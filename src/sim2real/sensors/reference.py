@@ -41,10 +41,16 @@ OCCLUSION_MARGIN_M = 0.03
 pixels are left out of the part's region."""
 
 
-def fill_gaps_along_rows(depth_m: np.ndarray) -> np.ndarray:
+MAX_FILLED_GAP_PX = 64
+"""Longer runs of no return are not filled: a dark surface, not a dropout or a shadow band
+(fB / z stays below this for stereo and structured light beyond ~0.35 m), and filling them
+row by row would draw false edges between rows."""
+
+
+def fill_gaps_along_rows(depth_m: np.ndarray, max_gap_px: int = MAX_FILLED_GAP_PX) -> np.ndarray:
     """(H, W) metres, 0 = no return -> the same with every run of zeros along a row that has a
-    valid depth on both sides filled with the larger (farther) of the two. Runs that reach the
-    image border, and rows without any return, stay 0. Dropouts and the emitter's shadow band
+    valid depth on both sides, and is at most ``max_gap_px`` long, filled with the larger
+    (farther) of the two. Other runs, and rows without any return, stay 0. Dropouts and the emitter's shadow band
     (which lies beside a near surface, toward the far one) then take the background's depth,
     so that the depth edge is where the foreground ends, not where the data does."""
     depth = np.asarray(depth_m, dtype=np.float32)
@@ -54,7 +60,7 @@ def fill_gaps_along_rows(depth_m: np.ndarray) -> np.ndarray:
     left = np.maximum.accumulate(np.where(valid, cols, -1), axis=1)
     right = np.minimum.accumulate(np.where(valid, cols, w)[:, ::-1], axis=1)[:, ::-1]
     rows = np.arange(h)[:, None]
-    bounded = (left >= 0) & (right < w)
+    bounded = (left >= 0) & (right < w) & (right - left - 1 <= max_gap_px)
     farther = np.maximum(
         depth[rows, np.clip(left, 0, w - 1)], depth[rows, np.clip(right, 0, w - 1)]
     )
