@@ -52,8 +52,7 @@ def depth_panels_png(
     fig, axes = plt.subplots(
         1, n, figsize=(3.6 * aspect * n / 1.3 + 1.0, 3.6), squeeze=False, constrained_layout=True
     )
-    colormap = plt.get_cmap(cmap).copy()
-    colormap.set_bad("black")
+    colormap = plt.get_cmap(cmap).with_extremes(bad="black")
     image = None
     for ax, (title, img) in zip(axes[0], panels.items(), strict=True):
         shown = (
