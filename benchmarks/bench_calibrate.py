@@ -56,7 +56,9 @@ def main() -> None:
     print(f"(a) Open3D segment_plane, 1000 iterations: {ransac:.2f} s")
     print(f"(b) load + reference geometry: {ref_s:.2f} s ({ref_s / ransac:.1f} x a)")
     print(f"(c) calibrate_profile: {cal_s:.2f} s ({cal_s / ransac:.1f} x a) [s: {stages}]")
-    print(f"(b + c) whole calibration: {total:.2f} s, target <= 10 s: {'met' if total <= 10 else 'MISSED'}")
+    print(
+        f"(b + c) whole calibration: {total:.2f} s, target <= 10 s: {'met' if total <= 10 else 'MISSED'}"
+    )
 
 
 if __name__ == "__main__":

@@ -8,7 +8,12 @@ pytestmark = pytest.mark.slow
 def test_demo_writes_its_report_and_images(tmp_path, real_data):
     result = run_demo(tmp_path / "demo", quiet=True)
     html = result.report.read_text()
-    for image in ("bracket_sensors.png", "bracket_closeup.png", "m3t_real_vs_sim.png", "pcl_noise.png"):
+    for image in (
+        "bracket_sensors.png",
+        "bracket_closeup.png",
+        "m3t_real_vs_sim.png",
+        "pcl_noise.png",
+    ):
         assert image in html
         assert (tmp_path / "demo" / image).stat().st_size > 5000, image
     # the bracket on its table: the ideal sensor sees every pixel, the Kinect preset casts a shadow

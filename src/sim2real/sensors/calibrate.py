@@ -380,6 +380,7 @@ def calibrate_profile(
     rng = np.random.default_rng(seed)
     correction = {k: targets[k] / real_bins[k][2] for k in targets if real_bins[k][2] > 0}
     boot_axial, boot_p0 = [], []
+    boot_terms: dict[str, list[dict]] = {}  # direct estimates of the dropout terms per round
     for _ in range(bootstrap):
         w = rng.multinomial(n_regions, np.full(n_regions, 1 / n_regions))
         bins = _noise_bins(real, w)
@@ -389,6 +390,21 @@ def calibrate_profile(
         wr = w[real.region][real_far]
         if wr.sum():
             boot_p0.append(1 - float((wr * real.valid[real_far]).sum() / wr.sum()))
+        if inc_est.value is not None:
+            wf = w[real.region][far]
+            est = fit_terms.fit_incidence_ramp(
+                np.repeat(theta_deg[far], wf), np.repeat(~real.valid[far], wf), p0
+            )
+            if est.value is not None:
+                boot_terms.setdefault("incidence_dropout", []).append(est.value)
+        if edge_est.value is not None:
+            near = low & (real.edge_distance_px <= 16)
+            wn = w[real.region][near]
+            est = fit_terms.fit_edge_dropout(
+                np.repeat(real.edge_distance_px[near], wn), np.repeat(~real.valid[near], wn), p0
+            )
+            if est.value is not None:
+                boot_terms.setdefault("edge_dropout", []).append(est.value)
     axial_std = np.std(boot_axial, axis=0) if len(boot_axial) > 1 else np.full(4, np.nan)
     noise_pixels = int(real.noise_residual_m.size)
     labels = ("a_m", "b_per_m", "c_m", "d_m_sqrt_m")
@@ -427,10 +443,13 @@ def calibrate_profile(
                 status=f"off: {est.reason}" if est.value is None else "off",
             )
         else:
+            status = "fitted" if est.value is not None else f"base: {est.reason}"
             for fname, value in term.model_dump().items():
-                status = "fitted" if est.value is not None else f"base: {est.reason}"
                 fits[f"{key}.{fname}"] = FittedValue(
-                    value=float(value), pixels=est.pixels, status=status
+                    value=float(value),
+                    std=_bootstrap_std(boot_terms.get(key, []), fname, float(value), est),
+                    pixels=est.pixels,
+                    status=status,
                 )
     fits["lateral.sigma_px"] = FittedValue(
         value=base.lateral.sigma_px if base.lateral else 0.0,
@@ -469,6 +488,19 @@ def _match_warp(
             "distortion": DepthDistortion(relative_std=min(std, 0.5), cell_px=cell, field_seed=0)
         }
     )
+
+
+def _bootstrap_std(
+    rounds: list[dict], field: str, value: float, est: fit_terms.Estimate
+) -> float | None:
+    """Std of a term's field over the bootstrap rounds of its direct estimate, scaled to the
+    final (simulation-matched) value for probabilities and rates."""
+    samples = [r[field] for r in rounds if field in r]
+    if len(samples) < 2 or est.value is None:
+        return None
+    std = float(np.std(samples))
+    direct = float(est.value.get(field, 0.0))
+    return std * value / direct if field == "probability" and direct > 0 else std
 
 
 def _check_finite(profile: NoiseProfile) -> None:
