@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
@@ -156,37 +157,57 @@ def load_parts(meshes: list[Path], poses: list[str], mesh_unit: str, rpy_deg: bo
     ]
 
 
-FRAMES_HELP = "Real depth frames (images in their own encoding, or organised point clouds); several may follow one --frames."
+# Options shared by the commands that read real frames (Annotated aliases: one definition each).
+Frames = Annotated[
+    list[Path],
+    typer.Option(
+        "--frames",
+        help="Real depth frames (images in their own encoding, or organised point clouds); several may follow one --frames.",
+    ),
+]
+CameraFile = Annotated[
+    Path | None, typer.Option("--camera", help="Camera intrinsics of the frames.")
+]
+Meshes = Annotated[
+    list[Path], typer.Option("--mesh", help="A known part in the frames (one --pose each).")
+]
+PartPoses = Annotated[
+    list[str], typer.Option("--pose", help="T_cam_part of each --mesh (refined by ICP).")
+]
+Planes = Annotated[bool, typer.Option("--planes/--no-planes", help="Find planes in the frames.")]
+Encoding = Annotated[str, typer.Option("--encoding", help="auto, png, tiff, tum, sun, pgm, npy.")]
+DepthScale = Annotated[
+    float | None, typer.Option("--depth-scale", help="Metres per unit of integer frames.")
+]
+MeshUnit = Annotated[str, typer.Option("--mesh-unit", help="auto, m, cm or mm.")]
+RpyDeg = Annotated[
+    bool, typer.Option("--rpy-deg", help="Read 6-number poses as x y z roll pitch yaw, in degrees.")
+]
+ReportDir = Annotated[
+    Path | None, typer.Option("--report", help="Folder for an HTML report with plots.")
+]
 
 
 @app.command("calibrate")
 def calibrate_cmd(
-    frames: list[Path] = typer.Option(..., "--frames", help=FRAMES_HELP),
-    camera: Path | None = typer.Option(None, "--camera", help="Camera intrinsics of the frames."),
-    mesh: list[Path] = typer.Option(
-        [], "--mesh", help="A known part in the frames (one --pose each)."
-    ),
-    pose: list[str] = typer.Option(
-        [], "--pose", help="T_cam_part of each --mesh (refined by ICP)."
-    ),
-    planes: bool = typer.Option(True, "--planes/--no-planes", help="Find planes in the frames."),
-    base_profile: str = typer.Option(
-        "kinect-v1", "--base-profile", help="Preset or profile YAML to start from."
-    ),
-    encoding: str = typer.Option("auto", "--encoding", help="auto, png, tiff, tum, sun, pgm, npy."),
-    depth_scale: float | None = typer.Option(
-        None, "--depth-scale", help="Metres per unit of integer frames."
-    ),
-    mesh_unit: str = typer.Option("auto", "--mesh-unit", help="auto, m, cm or mm."),
-    rpy_deg: bool = typer.Option(
-        False, "--rpy-deg", help="Read 6-number poses as x y z roll pitch yaw, in degrees."
-    ),
-    name: str | None = typer.Option(None, "--name", help="Name of the calibrated profile."),
-    seed: int = typer.Option(0, "--seed"),
-    out: Path = typer.Option(..., "--out", help="The calibrated profile (YAML)."),
-    report: Path | None = typer.Option(
-        None, "--report", help="Folder for an HTML report with plots."
-    ),
+    frames: Frames,
+    out: Annotated[Path, typer.Option("--out", help="The calibrated profile (YAML).")],
+    camera: CameraFile = None,
+    mesh: Meshes = [],  # noqa: B006 - typer reads, never mutates, the default
+    pose: PartPoses = [],  # noqa: B006
+    planes: Planes = True,
+    base_profile: Annotated[
+        str, typer.Option("--base-profile", help="Preset or profile YAML to start from.")
+    ] = "kinect-v1",
+    encoding: Encoding = "auto",
+    depth_scale: DepthScale = None,
+    mesh_unit: MeshUnit = "auto",
+    rpy_deg: RpyDeg = False,
+    name: Annotated[
+        str | None, typer.Option("--name", help="Name of the calibrated profile.")
+    ] = None,
+    seed: Annotated[int, typer.Option("--seed")] = 0,
+    report: ReportDir = None,
 ) -> None:
     """Fit a noise profile to real frames of ordinary scenes (planes) and known parts."""
     import time
@@ -242,31 +263,23 @@ def calibrate_cmd(
 
 @app.command("gap")
 def gap_cmd(
-    frames: list[Path] = typer.Option(..., "--frames", help=FRAMES_HELP),
-    camera: Path | None = typer.Option(None, "--camera", help="Camera intrinsics of the frames."),
-    mesh: list[Path] = typer.Option(
-        [], "--mesh", help="A known part in the frames (one --pose each)."
-    ),
-    pose: list[str] = typer.Option(
-        [], "--pose", help="T_cam_part of each --mesh (refined by ICP)."
-    ),
-    planes: bool = typer.Option(True, "--planes/--no-planes", help="Find planes in the frames."),
-    profile: list[str] = typer.Option(
-        ..., "--profile", help="Presets or profile YAMLs to compare (repeat)."
-    ),
-    encoding: str = typer.Option("auto", "--encoding", help="auto, png, tiff, tum, sun, pgm, npy."),
-    depth_scale: float | None = typer.Option(
-        None, "--depth-scale", help="Metres per unit of integer frames."
-    ),
-    mesh_unit: str = typer.Option("auto", "--mesh-unit", help="auto, m, cm or mm."),
-    rpy_deg: bool = typer.Option(
-        False, "--rpy-deg", help="Read 6-number poses as x y z roll pitch yaw, in degrees."
-    ),
-    seeds: int = typer.Option(3, "--seeds", min=1, help="Simulations per frame and profile."),
-    out: Path = typer.Option(..., "--out", help="The metrics (JSON)."),
-    report: Path | None = typer.Option(
-        None, "--report", help="Folder for an HTML report with plots."
-    ),
+    frames: Frames,
+    profile: Annotated[
+        list[str], typer.Option("--profile", help="Presets or profile YAMLs to compare (repeat).")
+    ],
+    out: Annotated[Path, typer.Option("--out", help="The metrics (JSON).")],
+    camera: CameraFile = None,
+    mesh: Meshes = [],  # noqa: B006
+    pose: PartPoses = [],  # noqa: B006
+    planes: Planes = True,
+    encoding: Encoding = "auto",
+    depth_scale: DepthScale = None,
+    mesh_unit: MeshUnit = "auto",
+    rpy_deg: RpyDeg = False,
+    seeds: Annotated[
+        int, typer.Option("--seeds", min=1, help="Simulations per frame and profile.")
+    ] = 3,
+    report: ReportDir = None,
 ) -> None:
     """Measure the sim-to-real gap of each profile on real frames."""
     import json
