@@ -10,6 +10,7 @@ from pathlib import Path
 import typer
 
 from sim2real import __version__
+from sim2real.cli.adapt import adapt_cmd
 from sim2real.cli.depth import app as depth_app
 from sim2real.core.errors import InputError
 
@@ -21,6 +22,7 @@ app = typer.Typer(
     add_completion=False,
 )
 app.add_typer(depth_app, name="depth")
+app.command("adapt")(adapt_cmd)
 
 
 def _version(value: bool) -> None:

@@ -7,7 +7,7 @@ import numpy as np
 from sim2real.core.mesh_io import Mesh, validate_mesh
 
 
-def machined_bracket() -> Mesh:
+def machined_bracket(subdivisions: int = 0) -> Mesh:
     """An L-bracket as machined from aluminium: a 120 × 60 × 10 mm base with two Ø12 mm
     through-holes, a 10 mm thick upright wall 60 mm high with a Ø10 mm hole, and a 45° chamfer
     along the wall's outer top edge. Metres; the base's underside is z = 0, z up."""
@@ -31,6 +31,8 @@ def machined_bracket() -> Mesh:
     chamfer.apply_translation((-0.060, 0.0, 0.060))
     body = trimesh.boolean.union([base, wall])
     body = trimesh.boolean.difference([body, *holes, wall_hole, chamfer])
+    for _ in range(subdivisions):
+        body = body.subdivide()
     return validate_mesh(body.vertices, body.faces, "built-in bracket", "bracket")
 
 

@@ -1,0 +1,81 @@
+"""``sim2real adapt``: re-express a taught trajectory for the part's observed pose."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+POSE_FORMS = "'x y z qx qy qz qw', 16 numbers of a 4x4, or a pose file"
+
+
+def adapt_cmd(
+    traj: Path = typer.Argument(
+        ...,
+        metavar="TRAJ.csv",
+        help="Taught trajectory CSV: columns x y z qx qy qz qw (metres, unit quaternion "
+        "scalar-last, robot base frame) in any order; other columns are passed through.",
+    ),
+    taught_pose: str = typer.Option(
+        ...,
+        "--taught-pose",
+        help="T_cam_part when the trajectory was taught: the part's pose in the CAMERA frame "
+        f"(as the tracker reports it): {POSE_FORMS}.",
+    ),
+    observed: str = typer.Option(
+        ...,
+        "--observed",
+        help=f"T_cam_part now, in the camera frame: a pose ({POSE_FORMS}) or a tracker's "
+        "poses.jsonl (its last line is used; refused unless 'tracking' with score >= "
+        "--min-score).",
+    ),
+    camera_pose: str = typer.Option(
+        ...,
+        "--camera-pose",
+        help=f"T_base_cam: the camera's pose in the robot base frame (hand-eye calibration): {POSE_FORMS}.",
+    ),
+    out: Path = typer.Option(..., "--out", help="Adapted trajectory CSV (same columns)."),
+    min_score: float = typer.Option(
+        0.5, "--min-score", help="Lowest tracker score accepted from a poses.jsonl."
+    ),
+    rpy_deg: bool = typer.Option(
+        False, "--rpy-deg", help="Read 6-number poses as x y z roll pitch yaw, in degrees."
+    ),
+) -> None:
+    """Re-express waypoints taught for the part at --taught-pose for the part at --observed.
+
+    Each waypoint W (base frame) becomes T_base_cam @ T_cam_part_observed @
+    inv(T_cam_part_taught) @ inv(T_base_cam) @ W: it keeps its pose relative to the part.
+    Exit code 3, nothing written, when the observed pose comes from a lost or low-score track.
+    """
+    from sim2real.core.pose import parse_pose
+    from sim2real.tracking.adapt import (
+        AdaptRefused,
+        adapt_trajectory,
+        observed_pose_from_jsonl,
+        part_displacement,
+        read_trajectory,
+        write_trajectory,
+    )
+
+    trajectory = read_trajectory(traj)
+    T_cam_part_taught = parse_pose(taught_pose, rpy_deg=rpy_deg, field="--taught-pose")
+    T_base_cam = parse_pose(camera_pose, rpy_deg=rpy_deg, field="--camera-pose")
+    source = ""
+    if Path(observed.strip()).suffix.lower() == ".jsonl":
+        try:
+            T_cam_part_observed, record = observed_pose_from_jsonl(observed.strip(), min_score)
+        except AdaptRefused as refusal:
+            typer.echo(f"refused: {refusal.reason}", err=True)
+            raise typer.Exit(code=3) from None
+        source = f" (frame {record.get('frame', '?')}, score {record['score']:.3g})"
+    else:
+        T_cam_part_observed = parse_pose(observed, rpy_deg=rpy_deg, field="--observed")
+
+    adapted = adapt_trajectory(trajectory, T_base_cam, T_cam_part_taught, T_cam_part_observed)
+    write_trajectory(adapted, out)
+    dt_m, dr_deg = part_displacement(T_cam_part_taught, T_cam_part_observed)
+    typer.echo(
+        f"adapted {len(adapted)} waypoint{'s' if len(adapted) != 1 else ''} -> {out}; part moved {dt_m * 1000:.1f} mm, "
+        f"{dr_deg:.2f} deg from taught to observed{source}"
+    )

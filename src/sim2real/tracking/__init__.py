@@ -1,0 +1,1 @@
+"""Model-based part tracking: sequences, symmetries, synthetic data and evaluation."""

@@ -1,0 +1,140 @@
+"""Projective point-to-plane ICP of a part's visible model points against a depth image, with a
+robust (Tukey) kernel, coarse-to-fine gates, and the score that says whether the part is there.
+
+Correspondences come from projecting each model point into the image (no search tree): the
+measured point on the same pixel's ray. A measured surface well in front of the model is an
+occluder (a hand, a gripper) and is ignored, so it cannot pull the pose; one well behind it is
+a free-space violation: the camera sees through where the model says the part is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from sim2real.core.camera import CameraIntrinsics
+
+MIN_CORRESPONDENCES = 12
+MIN_CORRESPONDENCE_SHARE = 0.05
+MAX_STEP_RAD = 0.35
+"""One ICP step may not move a model point by more than twice the gate, nor turn more than
+20 degrees."""
+
+
+@dataclass
+class Alignment:
+    T_cam_part: np.ndarray
+    inliers: int
+    behind: int
+    in_front: int
+    no_return: int
+    visible: int
+    rms_m: float
+
+    @property
+    def score(self) -> float:
+        """Share of the model points with an opinion that agree: inliers / (inliers + free-space
+        violations), with at least a quarter of the visible points needed to have one."""
+        seen = self.inliers + self.behind
+        return self.inliers / max(seen, 0.25 * self.visible, 1)
+
+
+def _skew_update(x: np.ndarray) -> np.ndarray:
+    """4x4 of a small motion (omega, v): Rodrigues for the rotation, then translation."""
+    w, v = x[:3], x[3:]
+    angle = float(np.linalg.norm(w))
+    T = np.eye(4)
+    if angle > 1e-12:
+        k = w / angle
+        K = np.array([[0, -k[2], k[1]], [k[2], 0, -k[0]], [-k[1], k[0], 0]])
+        T[:3, :3] = np.eye(3) + np.sin(angle) * K + (1 - np.cos(angle)) * K @ K
+    T[:3, 3] = v
+    return T
+
+
+def _correspond(depth: np.ndarray, camera: CameraIntrinsics, p: np.ndarray):
+    """Pixel of each camera-frame point and the measured point on its ray (z = measured depth)."""
+    z = p[:, 2]
+    ok = z > 1e-6
+    u = np.full(len(p), -1, np.int64)
+    v = np.full(len(p), -1, np.int64)
+    u[ok] = np.rint(camera.fx * p[ok, 0] / z[ok] + camera.cx).astype(np.int64)
+    v[ok] = np.rint(camera.fy * p[ok, 1] / z[ok] + camera.cy).astype(np.int64)
+    inside = ok & (u >= 0) & (u < camera.width) & (v >= 0) & (v < camera.height)
+    zm = np.zeros(len(p), np.float64)
+    zm[inside] = depth[v[inside], u[inside]]
+    q = np.stack([(u - camera.cx) / camera.fx * zm, (v - camera.cy) / camera.fy * zm, zm], axis=1)
+    return inside, zm, q
+
+
+def align(
+    depth: np.ndarray,
+    camera: CameraIntrinsics,
+    points: np.ndarray,
+    normals: np.ndarray,
+    T_init: np.ndarray,
+    gates_m: tuple[float, ...] = (0.03, 0.012, 0.006),
+    iterations: int = 6,
+    inlier_m: float = 0.006,
+) -> Alignment:
+    """Refine ``T_init`` (part in camera) so the model ``points``/``normals`` (part frame, (P, 3))
+    lie on the measured surface of ``depth`` ((H, W) metres, 0 = none)."""
+    T = T_init.copy()
+    for gate in gates_m:
+        for _ in range(iterations):
+            R, t = T[:3, :3], T[:3, 3]
+            p = points @ R.T + t
+            n = normals @ R.T
+            inside, zm, q = _correspond(depth, camera, p)
+            # only surfaces that face the camera, and returns near the model (not occluders)
+            facing = np.einsum("ij,ij->i", n, p) < 0
+            near = inside & facing & (zm > 0) & (np.abs(zm - p[:, 2]) < gate)
+            if near.sum() < max(MIN_CORRESPONDENCES, MIN_CORRESPONDENCE_SHARE * len(points)):
+                break  # too little of the part is seen to move it: keep the pose
+            pn, nn, qn = p[near], n[near], q[near]
+            r = np.einsum("ij,ij->i", nn, qn - pn)
+            c = gate / 2  # Tukey's biweight
+            w = np.where(np.abs(r) < c, (1 - (r / c) ** 2) ** 2, 0.0)
+            J = np.concatenate([np.cross(pn, nn), nn], axis=1)
+            A = (J * w[:, None]).T @ J + 1e-9 * np.eye(6)
+            b = (J * w[:, None]).T @ r
+            x = np.linalg.solve(A, b)
+            moved = np.linalg.norm(np.cross(x[:3], pn) + x[3:], axis=1).max()
+            if moved > 2 * gate or np.linalg.norm(x[:3]) > MAX_STEP_RAD:
+                break  # an under-constrained solve runs away: stop rather than jump
+            T = _skew_update(x) @ T
+            if np.linalg.norm(x) < 1e-6:
+                break
+    return evaluate(depth, camera, points, normals, T, inlier_m)
+
+
+def evaluate(
+    depth: np.ndarray,
+    camera: CameraIntrinsics,
+    points: np.ndarray,
+    normals: np.ndarray,
+    T: np.ndarray,
+    inlier_m: float,
+) -> Alignment:
+    """Count, for the model seen at ``T``, agreeing returns, occluders, see-through and dropouts."""
+    p = points @ T[:3, :3].T + T[:3, 3]
+    n = normals @ T[:3, :3].T
+    inside, zm, _ = _correspond(depth, camera, p)
+    visible = inside & (np.einsum("ij,ij->i", n, p) < 0)
+    has = visible & (zm > 0)
+    dz = zm - p[:, 2]
+    tol = np.maximum(inlier_m, 0.01 * p[:, 2])  # noise grows with depth
+    inl = has & (np.abs(dz) < tol)
+    behind = has & (dz >= tol)
+    front = has & (dz <= -tol)
+    rms = float(np.sqrt(np.mean(dz[inl] ** 2))) if inl.any() else float("nan")
+    return Alignment(
+        T,
+        int(inl.sum()),
+        int(behind.sum()),
+        int(front.sum()),
+        int((visible & ~has).sum()),
+        int(visible.sum()),
+        rms,
+    )

@@ -1,0 +1,209 @@
+"""The part tracker: ``Tracker(mesh, camera, config).update(depth) -> TrackResult``.
+
+Per frame: predict the pose (constant velocity), take the precomputed view of the part nearest
+to the predicted viewpoint, align it to the frame (projective point-to-plane ICP, robust kernel,
+coarse to fine), and score it (agreeing returns against see-through). States, with hysteresis:
+``tracking`` (the pose is trustworthy), ``lost`` (it is not: never move a robot on it) and
+``recovered`` (found again this frame by global registration; ``tracking`` from the next good
+frame on). When lost, the part is searched for with FPFH features and RANSAC, first around where
+it was last seen, then in the whole frame.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from sim2real.core.camera import CameraIntrinsics
+from sim2real.core.errors import InputError
+from sim2real.core.mesh_io import Mesh
+from sim2real.tracking.icp import Alignment, align, evaluate
+from sim2real.tracking.model_view import ModelViews, build_model_views
+
+
+class TrackerConfig(BaseModel):
+    """Thresholds of the tracker. Scores are shares of the visible model points that agree."""
+
+    model_config = ConfigDict(extra="forbid")
+    views: int = Field(800, ge=20, description="precomputed viewpoints around the part")
+    points_per_view: int = Field(400, ge=50, description="model points aligned per frame")
+    track_score: float = Field(0.6, gt=0, le=1, description="score to report tracking")
+    lost_score: float = Field(0.35, ge=0, le=1, description="below it: lost at once")
+    recover_score: float = Field(0.7, gt=0, le=1, description="score to accept a re-found pose")
+    gates_m: tuple[float, ...] = Field(
+        (0.03, 0.012, 0.006), description="ICP correspondence gates [m]"
+    )
+    inlier_m: float = Field(
+        0.006, gt=0, description="agreeing-return tolerance (at least 1 % of depth) [m]"
+    )
+    search_voxel_m: float | None = Field(
+        None, description="voxel of the global search; None = 3 % of the diameter"
+    )
+    max_speed_m_s: float = Field(3.0, gt=0, description="faster predicted motion is reset [m/s]")
+
+
+@dataclass
+class TrackResult:
+    status: str
+    score: float
+    T_cam_part: np.ndarray
+    ms: float
+    details: dict = field(default_factory=dict)
+
+    def record(self, frame: int) -> dict:
+        return {
+            "frame": frame,
+            "status": self.status,
+            "score": round(float(self.score), 4),
+            "T_cam_part": np.round(self.T_cam_part, 7).tolist(),
+            "ms": round(self.ms, 3),
+        }
+
+
+class Tracker:
+    """Follows one rigid part in a stream of depth frames of a fixed camera."""
+
+    def __init__(self, mesh: Mesh, camera: CameraIntrinsics, config: TrackerConfig | None = None):
+        self.mesh = mesh
+        self.camera = camera
+        self.config = config or TrackerConfig()
+        self.views: ModelViews = build_model_views(
+            mesh, self.config.views, self.config.points_per_view
+        )
+        self._search = None  # global-registration model, built when first needed
+        self.T: np.ndarray | None = None
+        self.velocity = np.eye(4)
+        self.status = "lost"
+        self._weak = 0
+
+    def initialize(self, T_cam_part: np.ndarray | None) -> None:
+        """Start from a known pose, or (None) search the next frame for the part."""
+        if T_cam_part is not None:
+            T_cam_part = np.asarray(T_cam_part, dtype=np.float64)
+            if T_cam_part[2, 3] <= 0:
+                raise InputError(
+                    None, "--init", "the initial pose puts the part behind the camera (z <= 0)"
+                )
+        self.T = T_cam_part
+        self.velocity = np.eye(4)
+        self.status = "init" if T_cam_part is not None else "lost"
+
+    def _align(self, depth: np.ndarray, T_guess: np.ndarray) -> Alignment:
+        k = self.views.nearest(T_guess)
+        a = align(
+            depth,
+            self.camera,
+            self.views.points[k],
+            self.views.normals[k],
+            T_guess,
+            self.config.gates_m,
+            inlier_m=self.config.inlier_m,
+        )
+        k2 = self.views.nearest(a.T_cam_part)  # the view may change with the pose: settle once
+        if k2 != k:
+            a = align(
+                depth,
+                self.camera,
+                self.views.points[k2],
+                self.views.normals[k2],
+                a.T_cam_part,
+                self.config.gates_m[-1:],
+                inlier_m=self.config.inlier_m,
+            )
+        return a
+
+    def update(self, depth_m: np.ndarray) -> TrackResult:
+        """Track the part in one frame ((H, W) float metres, 0 = no return)."""
+        started = time.perf_counter()
+        depth = np.asarray(depth_m)
+        if depth.shape != (self.camera.height, self.camera.width):
+            raise InputError(
+                None,
+                "depth",
+                f"frame is {depth.shape[1]}x{depth.shape[0]}, the camera {self.camera.width}x{self.camera.height}",
+            )
+        cfg = self.config
+        result: Alignment | None = None
+        if self.T is not None and self.status != "lost":
+            guess = self.velocity @ self.T
+            result = self._align(depth, guess)
+            if result.score < cfg.track_score and not np.allclose(guess, self.T):
+                alt = self._align(depth, self.T)  # the motion may have stopped: try the last pose
+                if alt.score > result.score:
+                    result = alt
+        status, score = "lost", 0.0
+        if result is not None and result.score >= cfg.track_score:
+            status, score = "tracking", result.score
+            self._weak = 0
+        elif (
+            result is not None
+            and result.score >= cfg.lost_score
+            and self._weak == 0
+            and self.status != "init"
+        ):
+            status, score = "tracking", result.score  # one weak frame is tolerated (hysteresis)
+            self._weak = 1
+        else:
+            found = self._relocalize(depth)
+            if found is not None and found.score >= cfg.recover_score:
+                result, status, score = found, "recovered", found.score
+                self._weak = 0
+            elif result is not None:
+                score = result.score
+        if status == "lost":
+            self.velocity = np.eye(4)
+            T_out = self.T if self.T is not None else np.eye(4)
+            if self.status == "init":
+                self.T = None  # a given start that does not match the frame is not kept
+        else:
+            new_T = result.T_cam_part
+            if self.T is not None and status == "tracking":
+                velocity = new_T @ np.linalg.inv(self.T)
+                speed_ok = np.linalg.norm(velocity[:3, 3]) < cfg.max_speed_m_s / 10
+                self.velocity = velocity if speed_ok else np.eye(4)
+            else:
+                self.velocity = np.eye(4)
+            self.T, T_out = new_T, new_T
+        self.status = status
+        ms = (time.perf_counter() - started) * 1e3
+        details = (
+            {}
+            if result is None
+            else {"inliers": result.inliers, "behind": result.behind, "visible": result.visible}
+        )
+        return TrackResult(status, score, T_out, ms, details)
+
+    def _relocalize(self, depth: np.ndarray) -> Alignment | None:
+        """Global registration (FPFH + RANSAC): around the last known position, then everywhere."""
+        from sim2real.tracking.relocalize import GlobalSearch
+
+        if self._search is None:
+            self._search = GlobalSearch(self.mesh, self.config.search_voxel_m)
+        regions = [None]
+        if self.T is not None:
+            regions.insert(0, self.T[:3, 3])
+        best = None
+        for centre in regions:
+            for T in self._search.candidates(depth, self.camera, centre):
+                a = self._align(depth, T)
+                if best is None or a.score > best.score:
+                    best = a
+            if best is not None and best.score >= self.config.recover_score:
+                return best
+        return best
+
+
+def score_pose(tracker: Tracker, depth: np.ndarray, T: np.ndarray) -> Alignment:
+    """The tracker's score of a given pose on a frame (no alignment)."""
+    k = tracker.views.nearest(T)
+    return evaluate(
+        depth,
+        tracker.camera,
+        tracker.views.points[k],
+        tracker.views.normals[k],
+        T,
+        tracker.config.inlier_m,
+    )
