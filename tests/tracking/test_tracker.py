@@ -1,0 +1,134 @@
+"""The tracker on frames rendered from known poses: accuracy, occlusion, honesty of its status."""
+
+import numpy as np
+import pytest
+import trimesh
+
+from sim2real.core.errors import InputError
+from sim2real.core.mesh_io import validate_mesh
+from sim2real.core.pose import invert_pose, look_at, make_pose, rpy_deg_to_matrix
+from sim2real.sensors.demo_part import machined_bracket
+from sim2real.sensors.presets import get_preset
+from sim2real.sensors.render import DepthRenderer
+from sim2real.sensors.scene import make_scene
+from sim2real.tracking.tracker import Tracker, TrackerConfig
+
+D435 = get_preset("realsense-d435")
+CAMERA = D435.camera.scaled(0.5)  # 424x240 keeps the tests quick
+BRACKET = machined_bracket()
+T_TRUE = invert_pose(look_at([0.12, -0.2, 0.4], [0.0, 0.0, 0.02]))
+
+
+def frame(meshes_poses, seed=0, plane=True):
+    meshes, poses = zip(*meshes_poses, strict=True)
+    scene = make_scene(list(meshes), list(poses), plane=plane)
+    return DepthRenderer(scene, CAMERA).render(D435.profile, seed=seed).depth_m
+
+
+def errors(T, T_ref):
+    dt = 1e3 * np.linalg.norm(T[:3, 3] - T_ref[:3, 3])
+    cos = (np.trace(T[:3, :3].T @ T_ref[:3, :3]) - 1) / 2
+    return dt, np.degrees(np.arccos(np.clip(cos, -1, 1)))
+
+
+@pytest.fixture(scope="module")
+def tracker():
+    return Tracker(BRACKET, CAMERA, TrackerConfig(views=300))
+
+
+def test_converges_from_perturbed_starts(tracker):
+    depth = frame([(BRACKET, T_TRUE)])
+    rng = np.random.default_rng(0)
+    for _ in range(5):
+        tracker.initialize(
+            T_TRUE @ make_pose(rpy_deg_to_matrix(*rng.normal(0, 3, 3)), rng.normal(0, 0.005, 3))
+        )
+        r = tracker.update(depth)
+        dt, dr = errors(r.T_cam_part, T_TRUE)
+        assert r.status == "tracking" and dt < 1.0 and dr < 1.0, (dt, dr)
+
+
+def test_an_occluder_in_front_does_not_pull_the_pose(tracker):
+    # a box hanging 10 cm in front of the part hides about half of it
+    box = validate_mesh(
+        trimesh.creation.box((0.06, 0.2, 0.02)).vertices,
+        trimesh.creation.box((0.06, 0.2, 0.02)).faces,
+        "box",
+    )
+    T_box = T_TRUE @ make_pose(np.eye(3), [0.03, 0.0, 0.0])
+    T_box[:3, 3] -= 0.1 * T_TRUE[:3, 3] / np.linalg.norm(T_TRUE[:3, 3])
+    depth = frame([(BRACKET, T_TRUE), (box, T_box)])
+    tracker.initialize(T_TRUE @ make_pose(rpy_deg_to_matrix(2, -2, 1), [0.003, -0.002, 0.002]))
+    r = tracker.update(depth)
+    dt, dr = errors(r.T_cam_part, T_TRUE)
+    assert r.details["inliers"] < 0.8 * r.details["visible"]  # the occluder did hide part of it
+    assert dt < 1.5 and dr < 1.5, (dt, dr)
+
+
+def test_reports_lost_when_the_part_is_gone_and_never_a_wrong_pose(tracker):
+    tracker.initialize(T_TRUE)
+    assert tracker.update(frame([(BRACKET, T_TRUE)])).status == "tracking"
+    empty_table = frame(
+        [(BRACKET, make_pose(np.eye(3), [0, 0, -3]))], plane=False
+    )  # nothing in view
+    statuses = [tracker.update(empty_table).status for _ in range(3)]
+    assert statuses[0] == "lost"  # at once: the part's place is seen through
+    assert statuses == ["lost"] * 3
+    r = tracker.update(np.zeros((CAMERA.height, CAMERA.width), np.float32))  # all invalid: no crash
+    assert r.status == "lost"
+
+
+def test_finds_the_part_again_elsewhere(tracker):
+    tracker.initialize(T_TRUE)
+    tracker.update(frame([(BRACKET, T_TRUE)]))
+    tracker.update(np.zeros((CAMERA.height, CAMERA.width), np.float32))
+    moved = T_TRUE @ make_pose(rpy_deg_to_matrix(0, 0, 40), [0.06, 0.03, 0.0])
+    depth = frame([(BRACKET, moved)], seed=3)
+    results = [tracker.update(depth) for _ in range(5)]
+    good = [r for r in results if r.status != "lost"]
+    assert good, [r.status for r in results]
+    for r in good:  # whatever it reports as found must be right
+        dt, dr = errors(r.T_cam_part, moved)
+        assert dt < 3 and dr < 3, (r.status, dt, dr)
+
+
+def test_bad_inputs(tracker):
+    with pytest.raises(InputError, match="behind the camera"):
+        tracker.initialize(make_pose(np.eye(3), [0, 0, -0.5]))
+    tracker.initialize(T_TRUE)
+    with pytest.raises(InputError, match="depth"):
+        tracker.update(np.zeros((10, 10), np.float32))
+
+
+@pytest.mark.slow
+def test_real_m3t_frame_never_tracks_a_wrong_pose(real_data):
+    """The M3T triangle returns depth on few of its pixels: from starts 1 cm / 10 deg off M3T's
+    pose, the tracker may fail to converge, but whatever it reports as tracking must be close."""
+    from scipy.spatial.transform import Rotation
+
+    from sim2real.core.camera_io import load_camera, load_camera_pose
+    from sim2real.core.depth_io import read_depth
+    from sim2real.core.mesh_io import load_mesh
+    from sim2real.core.pose import load_pose_file
+
+    d = real_data / "depth-m3t"
+    camera = load_camera(d / "depth_camera.yaml")
+    T_ref = (
+        invert_pose(load_camera_pose(d / "depth_camera.yaml"))
+        @ load_pose_file(d / "triangle_pose_optimizer_test.txt")
+        @ load_pose_file(d / "triangle.yaml")
+    )
+    depth = read_depth(d / "depth_camera_image_200.png", depth_scale=0.001)
+    tracker = Tracker(load_mesh(d / "triangle.obj", "m"), camera, TrackerConfig(views=200))
+    rng = np.random.default_rng(1)
+    for _ in range(5):
+        axis, shift = rng.normal(size=3), rng.normal(size=3)
+        start = T_ref @ make_pose(
+            Rotation.from_rotvec(axis / np.linalg.norm(axis) * np.radians(10)).as_matrix(),
+            0.01 * shift / np.linalg.norm(shift),
+        )
+        tracker.initialize(start)
+        r = tracker.update(depth)
+        if r.status == "tracking":
+            dt, dr = errors(r.T_cam_part, T_ref)
+            assert dt < 6 and dr < 4, (dt, dr)
