@@ -12,6 +12,7 @@ import typer
 from sim2real import __version__
 from sim2real.cli.adapt import adapt_cmd
 from sim2real.cli.depth import app as depth_app
+from sim2real.cli.track import app as track_app
 from sim2real.core.errors import InputError
 
 app = typer.Typer(
@@ -22,6 +23,7 @@ app = typer.Typer(
     add_completion=False,
 )
 app.add_typer(depth_app, name="depth")
+app.add_typer(track_app, name="track")
 app.command("adapt")(adapt_cmd)
 
 
@@ -59,23 +61,28 @@ def _one_line_warning(message, category, filename, lineno, file=None, line=None)
     print(f"warning: {message}", file=sys.stderr)
 
 
-MULTI_VALUE_OPTIONS = ("--frames",)
-"""Options that take several values after one flag (``--frames a.png b.png``); click wants the
-flag repeated, so the arguments are rewritten before parsing."""
+MULTI_VALUE_OPTIONS = {
+    ("depth", "calibrate"): ("--frames",),
+    ("depth", "gap"): ("--frames",),
+    ("track", "run"): ("--frames",),
+}
+"""Options that take several values after one flag (``--frames a.png b.png``), per command;
+click wants the flag repeated, so the arguments are rewritten before parsing."""
 
 
 def expand_multi_value_options(argv: list[str]) -> list[str]:
+    words = [a for a in argv if not a.startswith("-")][:2]
+    options = MULTI_VALUE_OPTIONS.get(tuple(words), ())
     out: list[str] = []
     current = None
     for arg in argv:
-        if arg in MULTI_VALUE_OPTIONS:
+        if arg in options:
             current = arg
             continue
         if current and not arg.startswith("-"):
             out += [current, arg]
             continue
-        if current and arg.startswith("-"):
-            current = None
+        current = None
         out.append(arg)
     return out
 

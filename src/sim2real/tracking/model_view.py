@@ -33,6 +33,10 @@ class ModelViews:
     normals: np.ndarray
     centre: np.ndarray
     diameter_m: float
+    contour_points: np.ndarray | None = None
+    """(V, C, 3) points on the part's outline as seen from each viewpoint (part frame)."""
+    contour_outward: np.ndarray | None = None
+    """(V, C, 3) unit vectors, perpendicular to the view, pointing out of the outline."""
 
     def nearest(self, T_cam_part: np.ndarray) -> int:
         """Index of the view closest to where the camera sees the part from."""
@@ -43,7 +47,12 @@ class ModelViews:
 
 
 def build_model_views(
-    mesh: Mesh, n_views: int = 800, points_per_view: int = 400, grid: int = 96, seed: int = 0
+    mesh: Mesh,
+    n_views: int = 800,
+    points_per_view: int = 400,
+    grid: int = 96,
+    seed: int = 0,
+    contour_per_view: int = 64,
 ) -> ModelViews:
     """Cast a ``grid`` × ``grid`` orthographic bundle at the part from each viewpoint (first hits
     are what that viewpoint sees), keep ``points_per_view`` of the hits spread evenly."""
@@ -62,6 +71,8 @@ def build_model_views(
     rng = np.random.default_rng(seed)
     all_points = np.zeros((n_views, points_per_view, 3), np.float32)
     all_normals = np.zeros((n_views, points_per_view, 3), np.float32)
+    contour = np.zeros((n_views, contour_per_view, 3), np.float32)
+    outward = np.zeros((n_views, contour_per_view, 3), np.float32)
     rays = np.zeros((n_views, grid * grid, 6), np.float32)
     for k, d in enumerate(directions):
         helper = np.array([0.0, 0.0, 1.0]) if abs(d[2]) < 0.9 else np.array([1.0, 0.0, 0.0])
@@ -83,4 +94,41 @@ def build_model_views(
         n = np.where((n @ d < 0)[:, None], -n, n)  # outward = toward the viewpoint
         pick = rng.choice(len(p), points_per_view, replace=len(p) < points_per_view)
         all_points[k], all_normals[k] = p[pick], n[pick]
-    return ModelViews(directions, all_points, all_normals, centre, 2 * radius)
+        contour[k], outward[k] = _outline(
+            ok.reshape(grid, grid),
+            rays[k, :, :3].reshape(grid, grid, 3),
+            d,
+            t[k].reshape(grid, grid),
+            contour_per_view,
+            rng,
+        )
+    return ModelViews(directions, all_points, all_normals, centre, 2 * radius, contour, outward)
+
+
+def _outline(
+    hit: np.ndarray, origins: np.ndarray, d: np.ndarray, t: np.ndarray, n: int, rng
+) -> tuple[np.ndarray, np.ndarray]:
+    """Outline samples of one view's hit mask: hit cells with a missed 4-neighbour, at their
+    hit point, and the in-plane direction toward the missed neighbours."""
+    from scipy import ndimage
+
+    edge = hit & ~ndimage.binary_erosion(hit, border_value=0)
+    iv, iu = np.nonzero(edge)
+    if iv.size == 0:
+        return np.zeros((n, 3), np.float32), np.zeros((n, 3), np.float32)
+    pick = rng.choice(iv.size, n, replace=iv.size < n)
+    iv, iu = iv[pick], iu[pick]
+    g = hit.shape[0]
+    # grid axes in the part frame: u along the second index, v along the first
+    du = origins[0, 1] - origins[0, 0]
+    dv = origins[1, 0] - origins[0, 0]
+    out = np.zeros((n, 3))
+    for di, dj, axis in ((0, 1, du), (0, -1, -du), (1, 0, dv), (-1, 0, -dv)):
+        vv, uu = np.clip(iv + di, 0, g - 1), np.clip(iu + dj, 0, g - 1)
+        missed = ~hit[vv, uu] | (vv == iv + di) & (uu == iu + dj) & (
+            (iv + di < 0) | (iv + di >= g) | (iu + dj < 0) | (iu + dj >= g)
+        )
+        out += missed[:, None] * axis
+    out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
+    points = origins[iv, iu] - d * t[iv, iu, None]
+    return points.astype(np.float32), out.astype(np.float32)

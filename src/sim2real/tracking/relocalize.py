@@ -61,6 +61,7 @@ class GlobalSearch:
         scene.orient_normals_towards_camera_location(np.zeros(3))
         features = self._features(scene)
         reg = o3d.pipelines.registration
+        o3d.utility.random.seed(self.seed)  # the same frame gives the same answer
         out = []
         for _ in range(tries):
             result = reg.registration_ransac_based_on_feature_matching(

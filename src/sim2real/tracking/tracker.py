@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from sim2real.core.camera import CameraIntrinsics
 from sim2real.core.errors import InputError
 from sim2real.core.mesh_io import Mesh
-from sim2real.tracking.icp import Alignment, align, evaluate
+from sim2real.tracking.icp import Alignment, align, evaluate, outline_agreement
 from sim2real.tracking.model_view import ModelViews, build_model_views
 
 
@@ -32,7 +32,12 @@ class TrackerConfig(BaseModel):
     points_per_view: int = Field(400, ge=50, description="model points aligned per frame")
     track_score: float = Field(0.6, gt=0, le=1, description="score to report tracking")
     lost_score: float = Field(0.35, ge=0, le=1, description="below it: lost at once")
-    recover_score: float = Field(0.7, gt=0, le=1, description="score to accept a re-found pose")
+    recover_score: float = Field(
+        0.85,
+        gt=0,
+        le=1,
+        description="score to accept a re-found pose (a wrong match elsewhere must not pass)",
+    )
     gates_m: tuple[float, ...] = Field(
         (0.03, 0.012, 0.006), description="ICP correspondence gates [m]"
     )
@@ -73,11 +78,13 @@ class Tracker:
         self.views: ModelViews = build_model_views(
             mesh, self.config.views, self.config.points_per_view
         )
+        # an occluder stands clear of the part; a surface closer to the model than this is a
+        # contradiction (the model would be inside it), not an occluder
+        self.occluder_m = float(np.clip(0.5 * self.views.diameter_m, 0.03, 0.10))
         self._search = None  # global-registration model, built when first needed
         self.T: np.ndarray | None = None
         self.velocity = np.eye(4)
         self.status = "lost"
-        self._weak = 0
 
     def initialize(self, T_cam_part: np.ndarray | None) -> None:
         """Start from a known pose, or (None) search the next frame for the part."""
@@ -101,6 +108,7 @@ class Tracker:
             T_guess,
             self.config.gates_m,
             inlier_m=self.config.inlier_m,
+            occluder_m=self.occluder_m,
         )
         k2 = self.views.nearest(a.T_cam_part)  # the view may change with the pose: settle once
         if k2 != k:
@@ -112,7 +120,17 @@ class Tracker:
                 a.T_cam_part,
                 self.config.gates_m[-1:],
                 inlier_m=self.config.inlier_m,
+                occluder_m=self.occluder_m,
             )
+        k = self.views.nearest(a.T_cam_part)
+        a.outline = outline_agreement(
+            depth,
+            self.camera,
+            self.views.contour_points[k],
+            self.views.contour_outward[k],
+            a.T_cam_part,
+            occluder_m=self.occluder_m,
+        )
         return a
 
     def update(self, depth_m: np.ndarray) -> TrackResult:
@@ -127,47 +145,48 @@ class Tracker:
             )
         cfg = self.config
         result: Alignment | None = None
-        if self.T is not None and self.status != "lost":
+        if self.T is not None:
             guess = self.velocity @ self.T
             result = self._align(depth, guess)
             if result.score < cfg.track_score and not np.allclose(guess, self.T):
                 alt = self._align(depth, self.T)  # the motion may have stopped: try the last pose
                 if alt.score > result.score:
                     result = alt
-        status, score = "lost", 0.0
-        if result is not None and result.score >= cfg.track_score:
-            status, score = "tracking", result.score
-            self._weak = 0
-        elif (
-            result is not None
-            and result.score >= cfg.lost_score
-            and self._weak == 0
-            and self.status != "init"
-        ):
-            status, score = "tracking", result.score  # one weak frame is tolerated (hysteresis)
-            self._weak = 1
+        was_tracking = self.status in ("tracking", "recovered")
+        needed = cfg.track_score if was_tracking or self.status == "init" else cfg.recover_score
+        following = False
+        if result is not None and result.score >= needed:
+            status = "tracking" if was_tracking or self.status == "init" else "recovered"
+            following = True
         else:
             found = self._relocalize(depth)
             if found is not None and found.score >= cfg.recover_score:
-                result, status, score = found, "recovered", found.score
-                self._weak = 0
-            elif result is not None:
-                score = result.score
-        if status == "lost":
+                result, status, following = found, "recovered", True
+            else:
+                status = "lost"
+                # a weak match right after tracking is still followed (not trusted: reported
+                # lost); it must reach recover_score again to be trusted
+                following = was_tracking and result is not None and result.score >= cfg.lost_score
+                if result is None or (found is not None and found.score > result.score):
+                    result = found
+        score = result.score if result is not None else 0.0
+        if following:
+            new_T = result.T_cam_part
+            velocity = (
+                new_T @ np.linalg.inv(self.T)
+                if self.T is not None and status == "tracking"
+                else np.eye(4)
+            )
+            self.velocity = (
+                velocity if np.linalg.norm(velocity[:3, 3]) < cfg.max_speed_m_s / 10 else np.eye(4)
+            )
+            self.T = new_T
+        else:
             self.velocity = np.eye(4)
-            T_out = self.T if self.T is not None else np.eye(4)
             if self.status == "init":
                 self.T = None  # a given start that does not match the frame is not kept
-        else:
-            new_T = result.T_cam_part
-            if self.T is not None and status == "tracking":
-                velocity = new_T @ np.linalg.inv(self.T)
-                speed_ok = np.linalg.norm(velocity[:3, 3]) < cfg.max_speed_m_s / 10
-                self.velocity = velocity if speed_ok else np.eye(4)
-            else:
-                self.velocity = np.eye(4)
-            self.T, T_out = new_T, new_T
         self.status = status
+        T_out = self.T if self.T is not None else np.eye(4)
         ms = (time.perf_counter() - started) * 1e3
         details = (
             {}
@@ -206,4 +225,5 @@ def score_pose(tracker: Tracker, depth: np.ndarray, T: np.ndarray) -> Alignment:
         tracker.views.normals[k],
         T,
         tracker.config.inlier_m,
+        tracker.occluder_m,
     )

@@ -1,0 +1,395 @@
+"""Depth sequences: read a BOP-like folder or a list of depth files, write a BOP-like folder.
+
+BOP layout (https://github.com/thodan/bop_toolkit/blob/master/docs/bop_datasets_format.md)::
+
+    scene/depth/000000.png ...   uint16, value * depth_scale = MILLIMETRES
+    scene/scene_camera.json      {"0": {"cam_K": 9 numbers row-major, "depth_scale": mm/unit}}
+    scene/camera.json            {"fx", "fy", "cx", "cy", "width", "height", "depth_scale"}
+    scene/scene_gt.json          {"0": [{"cam_R_m2c": 9 numbers, "cam_t_m2c": mm, "obj_id": 1}]}
+    scene/visible.json           (ours, optional) {"0": visible fraction of the part}
+
+In memory everything is SI: depth in metres, ``T_cam_part`` 4x4 with translation in metres.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import warnings
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from sim2real.core.atomic import atomic_path, write_text_atomic
+from sim2real.core.camera import CameraIntrinsics
+from sim2real.core.errors import InputError
+from sim2real.core.pose import check_rigid, make_pose
+
+DEPTH_SUFFIXES = (".png", ".tif", ".tiff", ".npy", ".pgm")
+_FIXED_UNIT_ENCODINGS = ("tum", "sun", "npy", "pgm")
+_BY_SUFFIX = {".png": "png", ".tif": "tiff", ".tiff": "tiff", ".npy": "npy", ".pgm": "pgm"}
+
+
+@dataclass
+class Sequence:
+    """Depth frames of one camera, in order, with optional ground-truth part poses."""
+
+    camera: CameraIntrinsics
+    frame_ids: list[int]
+    """Frame numbers (BOP image ids, or the digits of the file names), ascending."""
+    paths: list[Path]
+    gt: dict[int, np.ndarray] | None = None
+    """frame id -> (4, 4) float64 ``T_cam_part``, metres; None without ground truth."""
+    encoding: str = "auto"
+    depth_scale: float | None = None
+    """Metres per stored unit of integer PNG / TIFF frames; None: each file's own unit (the
+    sidecar ``<stem>.json`` of PNGs we write, or the fixed unit of tum / sun / npy / pgm)."""
+    depth_scale_by_frame: dict[int, float] | None = None
+    """Per-frame metres per unit where a BOP scene_camera.json gives different ones."""
+    visible: dict[int, float] | None = None
+    """frame id -> visible fraction of the part, from a synthetic sequence's visible.json."""
+
+    def __len__(self) -> int:
+        return len(self.paths)
+
+    def read(self, i: int) -> np.ndarray:
+        """(H, W) float32 depth in metres (0 = no return) of the ``i``-th frame (an index into
+        the sequence, not a frame id). A frame whose size differs from the camera's raises
+        ``InputError(path, "size", ...)``: the caller decides whether to stop or skip it."""
+        from sim2real.core.depth_io import read_depth
+
+        path = self.paths[i]
+        encoding = self.encoding
+        if encoding == "auto":
+            encoding = _BY_SUFFIX.get(path.suffix.lower(), "auto")
+        scale = self.depth_scale
+        if self.depth_scale_by_frame is not None:
+            scale = self.depth_scale_by_frame.get(self.frame_ids[i], scale)
+        if encoding in _FIXED_UNIT_ENCODINGS:
+            scale = None
+        try:
+            depth = read_depth(path, encoding=encoding, depth_scale=scale)
+        except InputError as exc:
+            if exc.field != "depth_scale" or scale is None or encoding != "tiff":
+                raise
+            depth = read_depth(path, encoding=encoding)  # a float TIFF: already metres
+        expected = (self.camera.height, self.camera.width)
+        if depth.shape != expected:
+            raise InputError(
+                path,
+                "size",
+                f"frame is {depth.shape[1]}x{depth.shape[0]} px, the camera's is "
+                f"{expected[1]}x{expected[0]} px",
+            )
+        return depth
+
+
+def _read_json(path: Path) -> object:
+    try:
+        return json.loads(path.read_text())
+    except OSError as exc:
+        raise InputError(path, None, f"cannot read file ({exc.strerror})") from exc
+    except json.JSONDecodeError as exc:
+        raise InputError(path, None, f"not valid JSON ({exc.msg}, line {exc.lineno})") from exc
+
+
+def _ranges(ids: list[int], limit: int = 10) -> str:
+    """'3, 5-7, 12' for [3, 5, 6, 7, 12]; at most ``limit`` groups, then the count."""
+    groups: list[str] = []
+    start = prev = ids[0]
+    for i in [*ids[1:], None]:
+        if i is not None and i == prev + 1:
+            prev = i
+            continue
+        groups.append(str(start) if start == prev else f"{start}-{prev}")
+        if i is not None:
+            start = prev = i
+    text = ", ".join(groups[:limit])
+    return text + (f", ... ({len(ids)} in all)" if len(groups) > limit else "")
+
+
+def _frame_number(path: Path) -> int | None:
+    found = re.findall(r"\d+", path.stem)
+    return int(found[-1]) if found else None
+
+
+def _numbered(paths: list[Path]) -> tuple[list[int], list[Path], bool]:
+    """(ids, paths) sorted by the number in each name, and whether the names gave the ids
+    (else 0, 1, ... in the given order)."""
+    numbers = [_frame_number(p) for p in paths]
+    if all(n is not None for n in numbers) and len(set(numbers)) == len(numbers):
+        order = sorted(range(len(paths)), key=lambda k: numbers[k])
+        return [numbers[k] for k in order], [paths[k] for k in order], True
+    return list(range(len(paths))), list(paths), False
+
+
+def _warn_gaps(source: object, ids: list[int]) -> None:
+    present = set(ids)
+    missing = [i for i in range(ids[0], ids[-1] + 1) if i not in present]
+    if missing:
+        warnings.warn(
+            f"{source}: missing frame ids {_ranges(missing)}; the sequence continues without them",
+            stacklevel=3,
+        )
+
+
+def load_scene_gt(path: str | Path, obj_id: int | None = None) -> dict[int, np.ndarray]:
+    """BOP ``scene_gt.json`` -> frame id -> (4, 4) ``T_cam_part`` in metres: the first object of
+    each frame, or the one whose ``obj_id`` matches (frames without it are left out, warned)."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(path, None, "ground-truth file not found")
+    data = _read_json(path)
+    if not isinstance(data, dict):
+        raise InputError(path, None, "expected a JSON object: image id -> list of objects")
+    gt: dict[int, np.ndarray] = {}
+    without: list[int] = []
+    for key, entries in data.items():
+        try:
+            frame = int(key)
+        except ValueError as exc:
+            raise InputError(path, key, "keys of scene_gt.json must be image ids") from exc
+        if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+            raise InputError(path, key, "expected a list of {cam_R_m2c, cam_t_m2c, obj_id}")
+        chosen = [e for e in entries if obj_id is None or e.get("obj_id") == obj_id]
+        if not chosen:
+            without.append(frame)
+            continue
+        gt[frame] = _bop_pose(chosen[0], path, key)
+    if without:
+        warnings.warn(
+            f"{path}: no object {obj_id} in frames {_ranges(sorted(without))}", stacklevel=2
+        )
+    if not gt:
+        raise InputError(path, "obj_id", f"no pose of object {obj_id} in the file")
+    return dict(sorted(gt.items()))
+
+
+def _bop_pose(entry: dict, path: Path, key: str) -> np.ndarray:
+    try:
+        R = np.asarray(entry["cam_R_m2c"], dtype=np.float64)
+        t = np.asarray(entry["cam_t_m2c"], dtype=np.float64)
+    except KeyError as exc:
+        raise InputError(path, f"{key}.{exc.args[0]}", "missing field") from exc
+    except (TypeError, ValueError) as exc:
+        raise InputError(path, f"{key}.cam_R_m2c", f"not numeric ({exc})") from exc
+    if R.size != 9:
+        raise InputError(path, f"{key}.cam_R_m2c", f"expected 9 numbers, got {R.size}")
+    if t.size != 3:
+        raise InputError(path, f"{key}.cam_t_m2c", f"expected 3 numbers, got {t.size}")
+    return check_rigid(make_pose(R.reshape(3, 3), t.reshape(3) / 1000.0), path, f"{key}.cam_R_m2c")
+
+
+def read_visible(path: str | Path) -> dict[int, float]:
+    """``visible.json`` (frame id -> visible fraction of the part, 0..1)."""
+    path = Path(path)
+    data = _read_json(path)
+    if not isinstance(data, dict):
+        raise InputError(path, None, "expected a JSON object: frame id -> visible fraction")
+    out: dict[int, float] = {}
+    for key, value in data.items():
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+            raise InputError(path, key, f"expected a fraction in 0..1, got {value!r}")
+        try:
+            out[int(key)] = float(value)
+        except ValueError as exc:
+            raise InputError(path, key, "keys must be frame ids") from exc
+    return dict(sorted(out.items()))
+
+
+def _bop_scales(path: Path) -> dict[int, float]:
+    """frame id -> metres per unit, from a scene_camera.json's ``depth_scale`` (mm per unit)."""
+    data = _read_json(path)
+    scales: dict[int, float] = {}
+    if isinstance(data, dict):
+        for key, entry in data.items():
+            value = entry.get("depth_scale", 1.0) if isinstance(entry, dict) else None
+            if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+                raise InputError(
+                    path, f"{key}.depth_scale", f"expected mm per unit > 0, got {value!r}"
+                )
+            try:
+                scales[int(key)] = float(value) / 1000.0
+            except ValueError as exc:
+                raise InputError(path, key, "keys must be image ids") from exc
+    return scales
+
+
+def _depth_files(folder: Path) -> list[Path]:
+    return sorted(
+        p
+        for p in folder.iterdir()
+        if p.is_file() and p.suffix.lower() in DEPTH_SUFFIXES and _frame_number(p) is not None
+    )
+
+
+def load_sequence(
+    source: str | Path | list[Path],
+    camera: str | Path | None = None,
+    *,
+    encoding: str = "auto",
+    obj_id: int | None = None,
+) -> Sequence:
+    """A depth sequence from a BOP-like folder or from a list of depth files.
+
+    Folder: frames in ``depth/`` (or in the folder itself), numbered by their names; the
+    camera from ``camera`` if given, else ``scene_camera.json`` (BOP; its image size from
+    ``camera.json`` beside it or up to two folders above), else ``camera.json``; the depth
+    unit from ``scene_camera.json`` when present (BOP: the images' own unit), else from each
+    PNG's sidecar, else the camera's ``depth_scale``; poses from ``scene_gt.json`` and visible
+    fractions from ``visible.json`` when present.
+    List: ``camera`` is required; frame ids are the numbers in the names (else 0, 1, ...).
+    Gaps in the ids are warned about; no frames raise ``InputError``.
+    """
+    from sim2real.core.camera_io import load_camera
+    from sim2real.core.depth_io import ENCODINGS
+
+    if encoding not in ENCODINGS:
+        raise InputError(
+            None, "--encoding", f"unknown depth encoding {encoding!r}; expected one of {ENCODINGS}"
+        )
+    folder: Path | None = None
+    if isinstance(source, list | tuple):
+        paths = [Path(p) for p in source]
+        if len(paths) == 1 and paths[0].is_dir():
+            folder = paths[0]
+    else:
+        folder = Path(source) if Path(source).is_dir() else None
+        paths = [Path(source)]
+    if folder is not None:
+        depth_dir = folder / "depth" if (folder / "depth").is_dir() else folder
+        paths = _depth_files(depth_dir)
+        where: object = depth_dir
+    else:
+        where = paths[0].parent if paths else source
+        for p in paths:
+            if not p.is_file():
+                raise InputError(p, None, "depth image not found")
+    if not paths:
+        raise InputError(where, "depth", "no depth frames found")
+    ids, paths, named = _numbered(paths)
+    if named:
+        _warn_gaps(where, ids)
+
+    scales: dict[int, float] | None = None
+    gt = None
+    scene_camera = folder / "scene_camera.json" if folder is not None else None
+    if scene_camera is not None and scene_camera.is_file():
+        scales = _bop_scales(scene_camera)
+    if camera is not None:
+        intrinsics = load_camera(camera)
+    elif scene_camera is not None and scene_camera.is_file():
+        intrinsics = load_camera(scene_camera, image_id=ids[0] if ids[0] in scales else None)
+    elif folder is not None and (folder / "camera.json").is_file():
+        with warnings.catch_warnings():  # BOP's camera.json gives mm per unit: expected here
+            warnings.filterwarnings("ignore", message=".*read as millimetres per unit.*")
+            intrinsics = load_camera(folder / "camera.json")
+    else:
+        raise InputError(
+            where, "camera", "no camera file: pass one (scene_camera.json or camera.json)"
+        )
+
+    if scales:
+        depth_scale = scales.get(ids[0], next(iter(scales.values())))
+        by_frame = scales if len(set(scales.values())) > 1 else None
+    else:
+        by_frame = None
+        first = paths[0]
+        has_sidecar = first.suffix.lower() == ".png" and first.with_suffix(".json").is_file()
+        depth_scale = None if has_sidecar else intrinsics.depth_scale
+    if folder is not None and (folder / "scene_gt.json").is_file():
+        gt = load_scene_gt(folder / "scene_gt.json", obj_id)
+    visible = None
+    if folder is not None and (folder / "visible.json").is_file():
+        visible = read_visible(folder / "visible.json")
+    return Sequence(intrinsics, ids, paths, gt, encoding, depth_scale, by_frame, visible)
+
+
+def write_bop_sequence(
+    out_dir: str | Path,
+    camera: CameraIntrinsics,
+    frames: Iterable[np.ndarray],
+    poses: list[np.ndarray] | None,
+    *,
+    depth_scale_mm: float = 0.1,
+    obj_id: int = 1,
+) -> list[Path]:
+    """Write a BOP-like folder: ``depth/000000.png`` ... (uint16, value * depth_scale_mm =
+    millimetres), ``scene_camera.json``, ``camera.json`` and, with ``poses`` ((4, 4)
+    ``T_cam_part`` in metres, one per frame, kept for frames where the part is out of view),
+    ``scene_gt.json``. ``frames``: (H, W) float metres, 0 = no return. Every file is written
+    to a temporary name and renamed. Returns the depth paths."""
+    from PIL import Image
+
+    out_dir = Path(out_dir)
+    if not np.isfinite(depth_scale_mm) or not 0.01 <= depth_scale_mm <= 100:
+        raise InputError(
+            None, "depth_scale_mm", f"expected 0.01..100 mm per unit, got {depth_scale_mm}"
+        )
+    max_m = 65535 * depth_scale_mm / 1000.0
+    if poses is not None and hasattr(frames, "__len__") and len(poses) != len(frames):
+        raise InputError(
+            out_dir, "poses", f"{len(poses)} poses for {len(frames)} frames: give one each"
+        )
+    written: list[Path] = []
+    scene_camera: dict[str, dict] = {}
+    for i, depth in enumerate(frames):
+        path = out_dir / "depth" / f"{i:06d}.png"
+        depth = np.asarray(depth, dtype=np.float64)
+        if depth.shape != (camera.height, camera.width):
+            raise InputError(
+                path,
+                "size",
+                f"frame {i} is {depth.shape} px, the camera's is ({camera.height}, {camera.width})",
+            )
+        if not np.all(np.isfinite(depth)) or depth.min() < 0:
+            raise InputError(path, "depth_m", f"frame {i}: non-finite or negative depth")
+        if depth.max() > max_m:
+            raise InputError(
+                path,
+                "depth_m",
+                f"frame {i}: depth {depth.max():.3f} m beyond {max_m:.3f} m, the most uint16 "
+                f"holds at {depth_scale_mm} mm per unit",
+            )
+        units = np.rint(depth * 1000.0 / depth_scale_mm).astype(np.uint16)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with atomic_path(path) as tmp:
+            Image.fromarray(units).save(tmp, format="PNG", compress_level=1)  # 5x faster than 6
+        written.append(path)
+        scene_camera[str(i)] = {"cam_K": camera.K.ravel().tolist(), "depth_scale": depth_scale_mm}
+    if not written:
+        raise InputError(out_dir, "frames", "no frames to write")
+    cam = {k: getattr(camera, k) for k in ("cx", "cy", "fx", "fy", "width", "height")}
+    cam["depth_scale"] = depth_scale_mm
+    write_text_atomic(out_dir / "camera.json", json.dumps(cam, indent=2) + "\n")
+    write_text_atomic(out_dir / "scene_camera.json", _dump_by_frame(scene_camera))
+    if poses is not None:
+        if len(poses) != len(written):
+            raise InputError(
+                out_dir, "poses", f"{len(poses)} poses for {len(written)} frames: give one each"
+            )
+        scene_gt = {}
+        for i, T in enumerate(poses):
+            T = check_rigid(T, None, f"poses[{i}]")
+            scene_gt[str(i)] = [
+                {
+                    "cam_R_m2c": T[:3, :3].ravel().tolist(),
+                    "cam_t_m2c": (T[:3, 3] * 1000.0).tolist(),
+                    "obj_id": obj_id,
+                }
+            ]
+        write_text_atomic(out_dir / "scene_gt.json", _dump_by_frame(scene_gt))
+    return written
+
+
+def write_visible(path: str | Path, visible: dict[int, float]) -> None:
+    """``visible.json``: frame id -> visible fraction of the part (0..1), atomically."""
+    write_text_atomic(path, _dump_by_frame({str(k): float(v) for k, v in visible.items()}))
+
+
+def _dump_by_frame(data: dict) -> str:
+    """One frame per line, as BOP's files are laid out (readable, diff-friendly)."""
+    lines = [f"  {json.dumps(k)}: {json.dumps(v)}" for k, v in data.items()]
+    return "{\n" + ",\n".join(lines) + "\n}\n"
