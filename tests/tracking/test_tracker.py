@@ -14,9 +14,9 @@ from sim2real.sensors.scene import make_scene
 from sim2real.tracking.tracker import Tracker, TrackerConfig
 
 D435 = get_preset("realsense-d435")
-CAMERA = D435.camera.scaled(0.5)  # 424x240 keeps the tests quick
+CAMERA = D435.camera
 BRACKET = machined_bracket()
-T_TRUE = invert_pose(look_at([0.12, -0.2, 0.4], [0.0, 0.0, 0.02]))
+T_TRUE = invert_pose(look_at([0.15, -0.25, 0.45], [0.0, 0.0, 0.02]))
 
 
 def frame(meshes_poses, seed=0, plane=True):

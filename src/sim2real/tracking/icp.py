@@ -15,9 +15,6 @@ import numpy as np
 
 from sim2real.core.camera import CameraIntrinsics
 
-OUTLINE_OK = 0.5
-"""Outline agreement from which the outline no longer lowers the score (true poses of the
-synthetic sequences: 0.83-1.0; a bracket matched onto a box's corner: 0.2)."""
 MIN_CORRESPONDENCES = 12
 MIN_CORRESPONDENCE_SHARE = 0.05
 MAX_STEP_RAD = 0.35
@@ -44,11 +41,9 @@ class Alignment:
     def score(self) -> float:
         """Share of the model points with an opinion that agree: inliers / (inliers +
         contradictions), where at least a quarter of all the view's points must have one (a
-        part mostly outside the image, or hidden, cannot be confirmed); capped by how well
-        the outline agrees (below OUTLINE_OK it is a shape matched inside a larger surface)."""
+        part mostly outside the image, or hidden, cannot be confirmed)."""
         seen = self.inliers + self.behind
-        surface = self.inliers / max(seen, 0.25 * max(self.points, self.visible), 1)
-        return min(surface, self.outline / OUTLINE_OK)
+        return self.inliers / max(seen, 0.25 * max(self.points, self.visible), 1)
 
 
 def _skew_update(x: np.ndarray) -> np.ndarray:
@@ -182,5 +177,5 @@ def outline_agreement(
     use = ok & inside & ~((zm > 0) & (zm < z - occluder_m))
     if use.sum() < 8:
         return 1.0 if (ok & inside).sum() >= 8 else 0.0  # hidden by occluders: no objection
-    farther = (zm[use] == 0) | (zm[use] > z[use] + np.maximum(0.004, 0.01 * z[use]))
+    farther = (zm[use] == 0) | (zm[use] > z[use] + np.maximum(0.01, 0.02 * z[use]))
     return float(farther.mean())

@@ -41,6 +41,13 @@ class TrackerConfig(BaseModel):
     gates_m: tuple[float, ...] = Field(
         (0.03, 0.012, 0.006), description="ICP correspondence gates [m]"
     )
+    recover_outline: float = Field(
+        0.45,
+        ge=0,
+        le=1,
+        description="share of a re-found pose's outline that must be a depth edge in the frame "
+        "(a shape matched inside a larger surface, e.g. an L-bracket on a box's corner, scores ~0.2)",
+    )
     inlier_m: float = Field(
         0.006, gt=0, description="agreeing-return tolerance (at least 1 % of depth) [m]"
     )
@@ -160,7 +167,11 @@ class Tracker:
             following = True
         else:
             found = self._relocalize(depth)
-            if found is not None and found.score >= cfg.recover_score:
+            if (
+                found is not None
+                and found.score >= cfg.recover_score
+                and found.outline >= cfg.recover_outline
+            ):
                 result, status, following = found, "recovered", True
             else:
                 status = "lost"
@@ -195,6 +206,10 @@ class Tracker:
         )
         return TrackResult(status, score, T_out, ms, details)
 
+    def _rank(self, a: Alignment) -> float:
+        """Re-found candidates whose outline is no edge in the frame rank below all others."""
+        return a.score - (0.0 if a.outline >= self.config.recover_outline else 1.0)
+
     def _relocalize(self, depth: np.ndarray) -> Alignment | None:
         """Global registration (FPFH + RANSAC): around the last known position, then everywhere."""
         from sim2real.tracking.relocalize import GlobalSearch
@@ -208,9 +223,13 @@ class Tracker:
         for centre in regions:
             for T in self._search.candidates(depth, self.camera, centre):
                 a = self._align(depth, T)
-                if best is None or a.score > best.score:
+                if best is None or self._rank(a) > self._rank(best):
                     best = a
-            if best is not None and best.score >= self.config.recover_score:
+            if (
+                best is not None
+                and best.score >= self.config.recover_score
+                and best.outline >= self.config.recover_outline
+            ):
                 return best
         return best
 
