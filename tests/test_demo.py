@@ -22,3 +22,6 @@ def test_demo_writes_its_report_and_images(tmp_path, real_data):
     # calibrated on one real frame, judged on another: closer than the ideal sensor
     gap = result.summaries["calibration"]
     assert gap["calibrated"]["w1_mm"] < gap["ideal"]["w1_mm"]
+    # the tracked sequence (a bar hides up to half of the part): every frame right
+    assert result.summaries["tracking"]["recall_at_10"] == 1.0
+    assert (tmp_path / "demo" / "track_report" / "track.png").stat().st_size > 5000
