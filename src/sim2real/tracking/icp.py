@@ -179,3 +179,42 @@ def outline_agreement(
         return 1.0 if (ok & inside).sum() >= 8 else 0.0  # hidden by occluders: no objection
     farther = (zm[use] == 0) | (zm[use] > z[use] + np.maximum(0.01, 0.02 * z[use]))
     return float(farther.mean())
+
+
+def align_nearest(
+    scene_points: np.ndarray,
+    points: np.ndarray,
+    normals: np.ndarray,
+    T_init: np.ndarray,
+    gate_m: float,
+    iterations: int = 15,
+) -> np.ndarray:
+    """Point-to-plane ICP of the model against ``scene_points`` ((N, 3) camera frame, a crop
+    around the part) with nearest-neighbour correspondences: a wider capture range than the
+    projective pairing, for fast motion. Returns the refined T_cam_part."""
+    from scipy.spatial import cKDTree
+
+    if len(scene_points) < MIN_CORRESPONDENCES:
+        return T_init
+    tree = cKDTree(scene_points)
+    T = T_init.copy()
+    for _ in range(iterations):
+        p = points @ T[:3, :3].T + T[:3, 3]
+        n = normals @ T[:3, :3].T
+        facing = np.einsum("ij,ij->i", n, p) < 0
+        dist, idx = tree.query(p[facing], distance_upper_bound=gate_m)
+        ok = np.isfinite(dist)
+        if ok.sum() < max(MIN_CORRESPONDENCES, MIN_CORRESPONDENCE_SHARE * len(points)):
+            break
+        pn, nn, qn = p[facing][ok], n[facing][ok], scene_points[idx[ok]]
+        r = np.einsum("ij,ij->i", nn, qn - pn)
+        c = gate_m / 2
+        w = np.where(np.abs(r) < c, (1 - (r / c) ** 2) ** 2, 0.0)
+        J = np.concatenate([np.cross(pn, nn), nn], axis=1)
+        x = np.linalg.solve((J * w[:, None]).T @ J + 1e-9 * np.eye(6), (J * w[:, None]).T @ r)
+        if np.linalg.norm(x[:3]) > MAX_STEP_RAD:
+            break
+        T = _skew_update(x) @ T
+        if np.linalg.norm(x) < 1e-6:
+            break
+    return T

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from sim2real.core.camera import CameraIntrinsics
 from sim2real.core.errors import InputError
 from sim2real.core.mesh_io import Mesh
-from sim2real.tracking.icp import Alignment, align, evaluate, outline_agreement
+from sim2real.tracking.icp import Alignment, align, align_nearest, evaluate, outline_agreement
 from sim2real.tracking.model_view import ModelViews, build_model_views
 
 
@@ -30,16 +30,22 @@ class TrackerConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
     views: int = Field(800, ge=20, description="precomputed viewpoints around the part")
     points_per_view: int = Field(400, ge=50, description="model points aligned per frame")
-    track_score: float = Field(0.6, gt=0, le=1, description="score to report tracking")
+    track_score: float = Field(0.85, gt=0, le=1, description="score to report tracking")
     lost_score: float = Field(0.35, ge=0, le=1, description="below it: lost at once")
     recover_score: float = Field(
-        0.85,
+        0.9,
         gt=0,
         le=1,
         description="score to accept a re-found pose (a wrong match elsewhere must not pass)",
     )
     gates_m: tuple[float, ...] = Field(
         (0.03, 0.012, 0.006), description="ICP correspondence gates [m]"
+    )
+    track_outline: float = Field(
+        0.35,
+        ge=0,
+        le=1,
+        description="share of the outline that must be a depth edge to keep tracking",
     )
     recover_outline: float = Field(
         0.45,
@@ -159,10 +165,17 @@ class Tracker:
                 alt = self._align(depth, self.T)  # the motion may have stopped: try the last pose
                 if alt.score > result.score:
                     result = alt
+            if result.score < cfg.track_score:  # fast motion: pair with nearest points instead
+                wide = self._align(depth, self._align_nearest(depth, guess))
+                if wide.score > result.score:
+                    result = wide
         was_tracking = self.status in ("tracking", "recovered")
         needed = cfg.track_score if was_tracking or self.status == "init" else cfg.recover_score
         following = False
-        if result is not None and result.score >= needed:
+        outline_needed = (
+            cfg.track_outline if was_tracking or self.status == "init" else cfg.recover_outline
+        )
+        if result is not None and result.score >= needed and result.outline >= outline_needed:
             status = "tracking" if was_tracking or self.status == "init" else "recovered"
             following = True
         else:
@@ -205,6 +218,16 @@ class Tracker:
             else {"inliers": result.inliers, "behind": result.behind, "visible": result.visible}
         )
         return TrackResult(status, score, T_out, ms, details)
+
+    def _align_nearest(self, depth: np.ndarray, T_guess: np.ndarray) -> np.ndarray:
+        """Nearest-neighbour ICP on the frame's points within one diameter of the guess."""
+        pts = self.camera.backproject(depth)
+        near = np.linalg.norm(pts - T_guess[:3, 3], axis=1) < self.views.diameter_m
+        pts = pts[near]
+        if len(pts) > 20_000:
+            pts = pts[:: len(pts) // 20_000 + 1]
+        k = self.views.nearest(T_guess)
+        return align_nearest(pts, self.views.points[k], self.views.normals[k], T_guess, 0.05)
 
     def _rank(self, a: Alignment) -> float:
         """Re-found candidates whose outline is no edge in the frame rank below all others."""
