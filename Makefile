@@ -31,6 +31,7 @@ format: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_depth.py
 	$(BIN)/python benchmarks/bench_calibrate.py
+	$(BIN)/python benchmarks/bench_tracking.py
 
 clean:
 	rm -rf $(VENV) runs build *.egg-info src/*.egg-info
