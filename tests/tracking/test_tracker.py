@@ -132,3 +132,19 @@ def test_real_m3t_frame_never_tracks_a_wrong_pose(real_data):
         if r.status == "tracking":
             dt, dr = errors(r.T_cam_part, T_ref)
             assert dt < 6 and dr < 4, (dt, dr)
+
+
+def test_a_frame_of_another_size_mid_sequence_is_lost_not_tracked(tmp_path):
+    from PIL import Image
+
+    from sim2real.tracking.run import track_sequence
+    from sim2real.tracking.sequence import load_sequence, write_bop_sequence
+
+    depth = frame([(BRACKET, T_TRUE)])
+    write_bop_sequence(tmp_path / "seq", CAMERA, [depth] * 3, [T_TRUE] * 3)
+    Image.fromarray(np.zeros((120, 160), np.uint16)).save(tmp_path / "seq" / "depth" / "000001.png")
+    sequence = load_sequence(tmp_path / "seq")
+    with pytest.warns(UserWarning, match="reported lost"):
+        run = track_sequence(BRACKET, sequence, T_TRUE, TrackerConfig(views=300))
+    # the odd frame is lost (never tracked); the next good frame must be earned back
+    assert [r["status"] for r in run.records] == ["tracking", "lost", "recovered"]
