@@ -33,6 +33,7 @@ from pydantic import ValidationError
 from sim2real.core.atomic import write_text_atomic
 from sim2real.core.camera import CameraIntrinsics
 from sim2real.core.errors import InputError
+from sim2real.core.json_io import read_json
 
 # PCL's grabber XML holds no image size. PCL's ImageGrabber writes these files for frames of
 # the OpenNI grabber, whose default (and most common) depth mode is VGA, 640x480.
@@ -149,7 +150,7 @@ def _from_bop(d: dict, path: Path, image_id: int | None) -> dict[str, Any]:
     values["depth_scale"] = scale_mm / 1000.0 if isinstance(scale_mm, int | float) else scale_mm
     size_file = _bop_size_file(path)
     if size_file is not None:
-        size = _read_json(size_file)
+        size = read_json(size_file)
         if not isinstance(size, dict):
             raise InputError(size_file, None, "expected a JSON object with width and height")
         values["width"] = _get(size, "width", size_file)
@@ -254,15 +255,6 @@ def _from_pcl_xml(text: str, path: Path) -> tuple[dict[str, Any], dict[str, str]
     return values, {k: f"depth.{v}" for k, v in names.items()}
 
 
-def _read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text())
-    except OSError as exc:
-        raise InputError(path, None, f"cannot read file ({exc.strerror})") from exc
-    except json.JSONDecodeError as exc:
-        raise InputError(path, None, f"not valid JSON ({exc.msg}, line {exc.lineno})") from exc
-
-
 def load_camera(
     path: str | Path,
     *,
@@ -286,7 +278,7 @@ def load_camera(
     head = text.lstrip()
     names: dict[str, str] = {}
     if head.startswith(("{", "[")):
-        d = _read_json(path)
+        d = read_json(path)
         if not isinstance(d, dict) or not d:
             raise InputError(path, None, "unknown camera format: expected a JSON object")
         if "intrinsic_matrix" in d:

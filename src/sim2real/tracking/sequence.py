@@ -25,6 +25,7 @@ import numpy as np
 from sim2real.core.atomic import atomic_path, write_text_atomic
 from sim2real.core.camera import CameraIntrinsics
 from sim2real.core.errors import InputError
+from sim2real.core.json_io import read_json
 from sim2real.core.pose import check_rigid, make_pose
 
 DEPTH_SUFFIXES = (".png", ".tif", ".tiff", ".npy", ".pgm")
@@ -86,15 +87,6 @@ class Sequence:
         return depth
 
 
-def _read_json(path: Path) -> object:
-    try:
-        return json.loads(path.read_text())
-    except OSError as exc:
-        raise InputError(path, None, f"cannot read file ({exc.strerror})") from exc
-    except json.JSONDecodeError as exc:
-        raise InputError(path, None, f"not valid JSON ({exc.msg}, line {exc.lineno})") from exc
-
-
 def _ranges(ids: list[int], limit: int = 10) -> str:
     """'3, 5-7, 12' for [3, 5, 6, 7, 12]; at most ``limit`` groups, then the count."""
     groups: list[str] = []
@@ -141,7 +133,7 @@ def load_scene_gt(path: str | Path, obj_id: int | None = None) -> dict[int, np.n
     path = Path(path)
     if not path.is_file():
         raise InputError(path, None, "ground-truth file not found")
-    data = _read_json(path)
+    data = read_json(path)
     if not isinstance(data, dict):
         raise InputError(path, None, "expected a JSON object: image id -> list of objects")
     gt: dict[int, np.ndarray] = {}
@@ -185,7 +177,7 @@ def _bop_pose(entry: dict, path: Path, key: str) -> np.ndarray:
 def read_visible(path: str | Path) -> dict[int, float]:
     """``visible.json`` (frame id -> visible fraction of the part, 0..1)."""
     path = Path(path)
-    data = _read_json(path)
+    data = read_json(path)
     if not isinstance(data, dict):
         raise InputError(path, None, "expected a JSON object: frame id -> visible fraction")
     out: dict[int, float] = {}
@@ -201,7 +193,7 @@ def read_visible(path: str | Path) -> dict[int, float]:
 
 def _bop_scales(path: Path) -> dict[int, float]:
     """frame id -> metres per unit, from a scene_camera.json's ``depth_scale`` (mm per unit)."""
-    data = _read_json(path)
+    data = read_json(path)
     scales: dict[int, float] = {}
     if isinstance(data, dict):
         for key, entry in data.items():
