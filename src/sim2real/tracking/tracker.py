@@ -246,6 +246,9 @@ class Tracker:
         for centre in regions:
             for T in self._search.candidates(depth, self.camera, centre):
                 a = self._align(depth, T)
+                if a.score < self.config.recover_score:  # a near miss: widen the capture
+                    wide = self._align(depth, self._align_nearest(depth, T))
+                    a = wide if self._rank(wide) > self._rank(a) else a
                 if best is None or self._rank(a) > self._rank(best):
                     best = a
             if (
