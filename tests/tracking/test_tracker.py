@@ -84,7 +84,7 @@ def test_finds_the_part_again_elsewhere(tracker):
     tracker.update(np.zeros((CAMERA.height, CAMERA.width), np.float32))
     moved = T_TRUE @ make_pose(rpy_deg_to_matrix(0, 0, 40), [0.06, 0.03, 0.0])
     depth = frame([(BRACKET, moved)], seed=3)
-    results = [tracker.update(depth) for _ in range(5)]
+    results = [tracker.update(depth) for _ in range(10)]  # RANSAC draws differ: allow a few
     good = [r for r in results if r.status != "lost"]
     assert good, [r.status for r in results]
     for r in good:  # whatever it reports as found must be right

@@ -39,16 +39,6 @@ class GlobalSearch:
             cloud, o3d.geometry.KDTreeSearchParamHybrid(radius=5 * self.voxel, max_nn=100)
         )
 
-    def _without_dominant_plane(self, scene):
-        """The scene without its largest plane (table, floor, wall) when that holds most of it:
-        the part is among what stands on it, and RANSAC then matches far fewer wrong points."""
-        if len(scene.points) < 500:
-            return scene
-        _, inliers = scene.segment_plane(1.5 * self.voxel, 3, 200)
-        if len(inliers) < 0.3 * len(scene.points):
-            return scene
-        return scene.select_by_index(inliers, invert=True)
-
     def candidates(
         self, depth: np.ndarray, camera: CameraIntrinsics, centre: np.ndarray | None, tries: int = 2
     ) -> list[np.ndarray]:
@@ -62,7 +52,6 @@ class GlobalSearch:
         scene = o3d.geometry.PointCloud(o3d.utility.Vector3dVector(points)).voxel_down_sample(
             self.voxel
         )
-        scene = self._without_dominant_plane(scene)
         if len(scene.points) > MAX_SCENE_POINTS:
             scene = scene.random_down_sample(MAX_SCENE_POINTS / len(scene.points))
         if len(scene.points) < 30:
