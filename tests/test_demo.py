@@ -22,6 +22,8 @@ def test_demo_writes_its_report_and_images(tmp_path, real_data):
     # calibrated on one real frame, judged on another: closer than the ideal sensor
     gap = result.summaries["calibration"]
     assert gap["calibrated"]["w1_mm"] < gap["ideal"]["w1_mm"]
-    # the tracked sequence (a bar hides up to half of the part): every frame right
-    assert result.summaries["tracking"]["recall_at_10"] == 1.0
+    # the tracked sequence (a bar hides up to half of the part): the bar for occlusion,
+    # >= 90 % of the frames within 10 % of the diameter, and nothing wrong reported as tracking
+    assert result.summaries["tracking"]["recall_at_10"] >= 0.9
+    assert result.summaries["tracking"]["tracking_precision"] == 1.0
     assert (tmp_path / "demo" / "track_report" / "track.png").stat().st_size > 5000
