@@ -21,6 +21,13 @@ from sim2real.sensors.statistics import (
 REAL_STYLE = {"color": "black", "marker": "o", "linestyle": "-", "label": "real"}
 
 
+def _series(real: PixelTables, sims: dict[str, PixelTables]):
+    """(table, plot style) of the real frames, then of each simulation."""
+    yield real, REAL_STYLE
+    for name, table in sims.items():
+        yield table, {"marker": ".", "linestyle": "--", "label": name}
+
+
 def _save(fig, path: Path) -> None:
     plt = _pyplot()
     with atomic_path(path) as tmp:
@@ -57,8 +64,7 @@ def noise_curves_png(path: str | Path, real: PixelTables, sims: dict[str, PixelT
     """Local noise spread against depth (left) and incidence angle (right), real and simulated."""
     plt = _pyplot()
     fig, (ax_z, ax_t) = plt.subplots(1, 2, figsize=(11, 4), constrained_layout=True)
-    for name, table in [("real", real), *sims.items()]:
-        style = REAL_STYLE if name == "real" else {"marker": ".", "linestyle": "--", "label": name}
+    for table, style in _series(real, sims):
         by_z = noise_spread_by_bin(table)
         keys = sorted(by_z)
         if keys:
@@ -96,8 +102,7 @@ def dropout_curves_png(path: str | Path, real: PixelTables, sims: dict[str, Pixe
     """Valid rate against incidence angle (left), invalid rate against edge distance (right)."""
     plt = _pyplot()
     fig, (ax_t, ax_e) = plt.subplots(1, 2, figsize=(11, 4), constrained_layout=True)
-    for name, table in [("real", real), *sims.items()]:
-        style = REAL_STYLE if name == "real" else {"marker": ".", "linestyle": "--", "label": name}
+    for table, style in _series(real, sims):
         rates = valid_rates(table)
         inc = sorted(rates["incidence"])
         ax_t.plot(

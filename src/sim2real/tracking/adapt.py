@@ -37,14 +37,13 @@ import numpy as np
 from sim2real.core.atomic import atomic_path
 from sim2real.core.errors import InputError
 from sim2real.core.pose import check_rigid, invert_pose, make_pose, quat_to_matrix
+from sim2real.tracking.metrics import STATUSES as TRACK_STATUSES
 
 POSE_COLUMNS = ("x", "y", "z", "qx", "qy", "qz", "qw")
 """Required trajectory columns: position [m] and unit quaternion (scalar last), base frame."""
 
 QUAT_NORM_TOL = 1e-3
 """A waypoint quaternion whose norm differs from 1 by more than this is rejected, not fixed."""
-
-TRACK_STATUSES = ("tracking", "lost", "recovered")
 
 
 class AdaptRefused(Exception):  # noqa: N818 (a refusal, not an error)
