@@ -36,6 +36,13 @@ class Alignment:
     """Model points of the view (in the image or not)."""
     outline: float = 1.0
     """Share of the model's outline that is an edge in the frame (``outline_agreement``)."""
+    facing: int = 0
+    """Model points facing the camera, in the image or not: ``visible / facing`` is the share of
+    the part's seen side that lies inside the image."""
+
+    @property
+    def in_image(self) -> float:
+        return self.visible / self.facing if self.facing else 0.0
 
     @property
     def score(self) -> float:
@@ -132,7 +139,8 @@ def evaluate(
     p = points @ T[:3, :3].T + T[:3, 3]
     n = normals @ T[:3, :3].T
     inside, zm, _ = _correspond(depth, camera, p)
-    visible = inside & (np.einsum("ij,ij->i", n, p) < 0)
+    facing = (np.einsum("ij,ij->i", n, p) < 0) & (p[:, 2] > 0)
+    visible = inside & facing
     has = visible & (zm > 0)
     dz = zm - p[:, 2]
     tol = np.maximum(inlier_m, 0.01 * p[:, 2])  # noise grows with depth
@@ -151,6 +159,7 @@ def evaluate(
         int(visible.sum()),
         rms,
         len(points),
+        facing=int(facing.sum()),
     )
 
 

@@ -42,11 +42,16 @@ class GlobalSearch:
     def candidates(
         self, depth: np.ndarray, camera: CameraIntrinsics, centre: np.ndarray | None, tries: int = 2
     ) -> list[np.ndarray]:
-        """Poses T_cam_part proposed by RANSAC on feature matches (best first)."""
-        o3d = self.o3d
+        """Poses T_cam_part proposed by RANSAC on feature matches (best first), from the frame's
+        points (within 1.5 diameters of ``centre`` when given)."""
         points = camera.backproject(depth)
         if centre is not None:
             points = points[np.linalg.norm(points - centre, axis=1) < 1.5 * self.diameter]
+        return self.candidates_in(points, tries)
+
+    def candidates_in(self, points: np.ndarray, tries: int = 2) -> list[np.ndarray]:
+        """Poses T_cam_part proposed by RANSAC, searching only ``points`` ((N, 3), camera frame)."""
+        o3d = self.o3d
         if len(points) < 50:
             return []
         scene = o3d.geometry.PointCloud(o3d.utility.Vector3dVector(points)).voxel_down_sample(

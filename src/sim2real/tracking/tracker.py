@@ -20,8 +20,17 @@ from pydantic import BaseModel, ConfigDict, Field
 from sim2real.core.camera import CameraIntrinsics
 from sim2real.core.errors import InputError
 from sim2real.core.mesh_io import Mesh
+from sim2real.tracking.background import StaticBackground
 from sim2real.tracking.icp import Alignment, align, align_nearest, evaluate, outline_agreement
 from sim2real.tracking.model_view import ModelViews, build_model_views
+
+NEAR_SEARCH_FRAMES = 3
+"""With a static camera, the region where the part was last seen is searched only this many lost
+frames; after that the part may be anywhere, and the foreground covers it."""
+LATERAL_STARTS = 3
+"""Best-scoring sideways shifts of a missed prediction that ICP is started from."""
+FOREGROUND_TRIES = 6
+"""RANSAC runs on the foreground: it is small (only what moved), so more draws are cheap."""
 
 
 class TrackerConfig(BaseModel):
@@ -54,6 +63,13 @@ class TrackerConfig(BaseModel):
         description="share of a re-found pose's outline that must be a depth edge in the frame "
         "(a shape matched inside a larger surface, e.g. an L-bracket on a box's corner, scores ~0.2)",
     )
+    recover_in_image: float = Field(
+        0.8,
+        gt=0,
+        le=1,
+        description="share of a re-found pose's camera-facing surface that must lie inside the "
+        "image: a part half outside it matches flipped or shifted poses as well as the true one",
+    )
     inlier_m: float = Field(
         0.006, gt=0, description="agreeing-return tolerance (at least 1 % of depth) [m]"
     )
@@ -61,6 +77,17 @@ class TrackerConfig(BaseModel):
         None, description="voxel of the global search; None = 3 % of the diameter"
     )
     max_speed_m_s: float = Field(3.0, gt=0, description="faster predicted motion is reset [m/s]")
+    static_camera: bool = Field(
+        True,
+        description="the camera does not move: when lost, search first where the frame stands "
+        "in front of the farthest depth seen so far (what moved), then the whole frame",
+    )
+    full_search_every: int = Field(
+        10,
+        ge=1,
+        description="while lost with a static camera, search the whole frame only on every n-th "
+        "lost frame (the foreground is searched on each): bounds the cost of a lost frame",
+    )
 
 
 @dataclass
@@ -95,6 +122,8 @@ class Tracker:
         # contradiction (the model would be inside it), not an occluder
         self.occluder_m = float(np.clip(0.5 * self.views.diameter_m, 0.03, 0.10))
         self._search = None  # global-registration model, built when first needed
+        self.background = StaticBackground(camera) if self.config.static_camera else None
+        self._lost_frames = 0
         self.T: np.ndarray | None = None
         self.velocity = np.eye(4)
         self.status = "lost"
@@ -165,26 +194,29 @@ class Tracker:
                 alt = self._align(depth, self.T)  # the motion may have stopped: try the last pose
                 if alt.score > result.score:
                     result = alt
-            if result.score < cfg.track_score:  # fast motion: pair with nearest points instead
-                wide = self._align(depth, self._align_nearest(depth, guess))
-                if wide.score > result.score:
-                    result = wide
+            if result.score < cfg.track_score:  # fast motion: widen the capture
+                # a pose slid along a flat face agrees in depth as well as the right one; its
+                # outline does not: rank by both
+                for start in self._lateral_starts(depth, guess):
+                    wide = self._align(depth, start)
+                    if wide.score + wide.outline > result.score + result.outline:
+                        result = wide
         was_tracking = self.status in ("tracking", "recovered")
-        needed = cfg.track_score if was_tracking or self.status == "init" else cfg.recover_score
         following = False
-        outline_needed = (
-            cfg.track_outline if was_tracking or self.status == "init" else cfg.recover_outline
-        )
-        if result is not None and result.score >= needed and result.outline >= outline_needed:
+        if was_tracking or self.status == "init":
+            good = (
+                result is not None
+                and result.score >= cfg.track_score
+                and result.outline >= cfg.track_outline
+            )
+        else:
+            good = result is not None and self._trusted_recovery(result)
+        if good:
             status = "tracking" if was_tracking or self.status == "init" else "recovered"
             following = True
         else:
             found = self._relocalize(depth)
-            if (
-                found is not None
-                and found.score >= cfg.recover_score
-                and found.outline >= cfg.recover_outline
-            ):
+            if found is not None and self._trusted_recovery(found):
                 result, status, following = found, "recovered", True
             else:
                 status = "lost"
@@ -210,6 +242,9 @@ class Tracker:
             if self.status == "init":
                 self.T = None  # a given start that does not match the frame is not kept
         self.status = status
+        self._lost_frames = self._lost_frames + 1 if status == "lost" else 0
+        if self.background is not None:
+            self.background.update(depth)
         T_out = self.T if self.T is not None else np.eye(4)
         ms = (time.perf_counter() - started) * 1e3
         details = (
@@ -218,6 +253,34 @@ class Tracker:
             else {"inliers": result.inliers, "behind": result.behind, "visible": result.visible}
         )
         return TrackResult(status, score, T_out, ms, details)
+
+    def _lateral_starts(self, depth: np.ndarray, guess: np.ndarray) -> list[np.ndarray]:
+        """Starts for a pose the prediction missed: projective ICP captures a sideways error of
+        only a few millimetres (it pairs along rays), so score a grid of shifts across the line of
+        sight, up to the distance moved since the last frame (at least 2 cm), and start from the
+        best few; then from nearest-neighbour ICP, whose capture is wider but biased by the
+        surfaces around the part."""
+        step = max(0.02, float(np.linalg.norm(self.velocity[:3, 3])))
+        ray = guess[:3, 3] / np.linalg.norm(guess[:3, 3])
+        across = np.linalg.svd(ray[None, :])[2][1:]  # two unit vectors normal to the ray
+        k = self.views.nearest(guess)
+        scored = []
+        for a in np.linspace(-step, step, 5):
+            for b in np.linspace(-step, step, 5):
+                T = guess.copy()
+                T[:3, 3] += a * across[0] + b * across[1]
+                e = evaluate(
+                    depth,
+                    self.camera,
+                    self.views.points[k],
+                    self.views.normals[k],
+                    T,
+                    2 * self.config.inlier_m,
+                    self.occluder_m,
+                )
+                scored.append((e.score, T))
+        scored.sort(key=lambda st: -st[0])
+        return [T for _, T in scored[:LATERAL_STARTS]] + [self._align_nearest(depth, guess)]
 
     def _align_nearest(self, depth: np.ndarray, T_guess: np.ndarray) -> np.ndarray:
         """Nearest-neighbour ICP on the frame's points within one diameter of the guess."""
@@ -229,33 +292,54 @@ class Tracker:
         k = self.views.nearest(T_guess)
         return align_nearest(pts, self.views.points[k], self.views.normals[k], T_guess, 0.05)
 
+    def _trusted_recovery(self, a: Alignment) -> bool:
+        """A pose found again (not followed) must pass the stricter bars."""
+        cfg = self.config
+        return (
+            a.score >= cfg.recover_score
+            and a.outline >= cfg.recover_outline
+            and a.in_image >= cfg.recover_in_image
+        )
+
     def _rank(self, a: Alignment) -> float:
         """Re-found candidates whose outline is no edge in the frame rank below all others."""
         return a.score - (0.0 if a.outline >= self.config.recover_outline else 1.0)
 
+    def _search_regions(self, depth: np.ndarray):
+        """(points, RANSAC tries) to search, cheapest first: around where the part was last seen
+        (only just after losing it, when the camera is static), what stands in front of the
+        static background (a small set: more tries), and, not on every lost frame, everything."""
+        frame_points = None
+        static = self.background is not None and self.background.frames > 0
+        if self.T is not None and (not static or self._lost_frames < NEAR_SEARCH_FRAMES):
+            frame_points = self.camera.backproject(depth)
+            near = (
+                np.linalg.norm(frame_points - self.T[:3, 3], axis=1) < 1.5 * self.views.diameter_m
+            )
+            yield frame_points[near], 2
+        if static:
+            around = self.background.points_around_foreground(depth, 0.25 * self.views.diameter_m)
+            yield around, FOREGROUND_TRIES
+            if self._lost_frames % self.config.full_search_every != 0:
+                return
+        yield (frame_points if frame_points is not None else self.camera.backproject(depth)), 2
+
     def _relocalize(self, depth: np.ndarray) -> Alignment | None:
-        """Global registration (FPFH + RANSAC): around the last known position, then everywhere."""
+        """Global registration (FPFH + RANSAC) over the regions of ``_search_regions``."""
         from sim2real.tracking.relocalize import GlobalSearch
 
         if self._search is None:
             self._search = GlobalSearch(self.mesh, self.config.search_voxel_m)
-        regions = [None]
-        if self.T is not None:
-            regions.insert(0, self.T[:3, 3])
         best = None
-        for centre in regions:
-            for T in self._search.candidates(depth, self.camera, centre):
+        for points, tries in self._search_regions(depth):
+            for T in self._search.candidates_in(points, tries):
                 a = self._align(depth, T)
                 if a.score < self.config.recover_score:  # a near miss: widen the capture
                     wide = self._align(depth, self._align_nearest(depth, T))
                     a = wide if self._rank(wide) > self._rank(a) else a
                 if best is None or self._rank(a) > self._rank(best):
                     best = a
-            if (
-                best is not None
-                and best.score >= self.config.recover_score
-                and best.outline >= self.config.recover_outline
-            ):
+            if best is not None and self._trusted_recovery(best):
                 return best
         return best
 

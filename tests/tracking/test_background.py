@@ -1,0 +1,76 @@
+"""The static background of a fixed camera, and how the tracker uses it to find a part again."""
+
+import numpy as np
+
+from sim2real.core.pose import invert_pose, look_at, make_pose, rpy_deg_to_matrix
+from sim2real.sensors.demo_part import machined_bracket
+from sim2real.sensors.presets import get_preset
+from sim2real.sensors.render import DepthRenderer
+from sim2real.sensors.scene import make_scene
+from sim2real.tracking.background import StaticBackground
+from sim2real.tracking.icp import evaluate
+from sim2real.tracking.model_view import build_model_views
+from sim2real.tracking.tracker import Tracker, TrackerConfig
+
+D435 = get_preset("realsense-d435")
+CAMERA = D435.camera
+BRACKET = machined_bracket()
+T_A = invert_pose(look_at([0.15, -0.25, 0.45], [0.0, 0.0, 0.02]))
+T_B = T_A @ make_pose(rpy_deg_to_matrix(0, 0, 30), [0.10, 0.04, 0.0])
+
+
+def frame(poses, seed=0):
+    """Noisy frame of the bracket at each pose in ``poses`` on the table under T_A."""
+    meshes = [BRACKET] * len(poses)
+    # the table is placed under the first part: keep it at the same place in every frame
+    far_away = make_pose(np.eye(3), [0, 0, -5])
+    scene = make_scene([BRACKET, *meshes], [T_A, *poses], plane=True)
+    scene.objects[0] = type(scene.objects[0])(BRACKET, far_away)  # table only, no part at A
+    return DepthRenderer(scene, CAMERA).render(D435.profile, seed=seed).depth_m
+
+
+def ideal_mask(T):
+    scene = make_scene([BRACKET], [T], plane=False)
+    return DepthRenderer(scene, CAMERA).render(None).depth_m > 0
+
+
+def test_before_any_frame_everything_is_foreground():
+    depth = frame([T_A])
+    bg = StaticBackground(CAMERA, stride=2)
+    assert len(bg.foreground_points(depth)) == (depth[::2, ::2] > 0).sum()
+
+
+def test_only_what_moved_is_foreground():
+    bg = StaticBackground(CAMERA, stride=2)
+    bg.update(frame([T_A], seed=1))  # the part at A: its place on the table is not seen yet
+    bg.update(frame([], seed=2))  # it has gone: the table behind it is seen now
+    assert len(bg.foreground_points(frame([], seed=3))) < 50  # noise alone moves nothing
+    points = bg.foreground_points(frame([T_B], seed=4))
+    # every foreground point is on the part at B, and most of the part is foreground
+    assert np.all(np.linalg.norm(points - T_B[:3, 3], axis=1) < BRACKET.diameter_m)
+    part_pixels = ideal_mask(T_B)[::2, ::2].sum()
+    assert len(points) > 0.6 * part_pixels, (len(points), part_pixels)
+    # and back at A, where the table was seen meanwhile, the part is foreground too
+    assert len(bg.foreground_points(frame([T_A], seed=5))) > 0.6 * ideal_mask(T_A)[::2, ::2].sum()
+
+
+def test_a_part_mostly_outside_the_image_is_not_trusted_when_found_again():
+    views = build_model_views(BRACKET, 200, 300)
+    centred = T_A
+    # slide the part along the camera's x until its centre sits on the image's right border
+    z = T_A[2, 3]
+    at_border = T_A.copy()
+    at_border[0, 3] = (CAMERA.width - 1 - CAMERA.cx) / CAMERA.fx * z
+    depth = frame([at_border])
+    a = evaluate(depth, CAMERA, views.points[views.nearest(at_border)],
+                 views.normals[views.nearest(at_border)], at_border, 0.006)  # fmt: skip
+    b = evaluate(frame([centred]), CAMERA, views.points[views.nearest(centred)],
+                 views.normals[views.nearest(centred)], centred, 0.006)  # fmt: skip
+    assert b.in_image == 1.0
+    assert 0.2 < a.in_image < 0.8, a.in_image
+    assert a.score > 0.9  # the half in view agrees: only the share in view says "not enough"
+    tracker = Tracker(BRACKET, CAMERA, TrackerConfig(views=200))
+    tracker.initialize(None)
+    statuses = [tracker.update(depth).status for _ in range(2)]
+    assert statuses == ["lost", "lost"]
+    assert tracker.update(frame([centred], seed=7)).status == "recovered"
