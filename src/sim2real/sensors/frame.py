@@ -32,6 +32,9 @@ class RenderedFrame:
     areas without geometry); computed before the emitter shadow, whose border is no edge."""
     shadow: np.ndarray
     """bool, True where the camera sees a surface the emitter does not light (set to depth 0)."""
+    return_probability: np.ndarray | None = None
+    """float32 chance of a return per pixel, from the tuned surfaces of the objects that carry
+    one (``SurfaceReturns``); 1 elsewhere. None when no object carries one."""
 
     @property
     def valid(self) -> np.ndarray:

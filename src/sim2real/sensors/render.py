@@ -175,7 +175,8 @@ class DepthRenderer:
             full[..., 3:] = directions
             rays = self._o3d.core.Tensor.from_numpy(full)
         out = self._raycaster.cast_rays(rays)
-        return {k: out[k].numpy() for k in ("t_hit", "geometry_ids", "primitive_normals")}
+        keys = ("t_hit", "geometry_ids", "primitive_normals", "primitive_ids", "primitive_uvs")
+        return {k: out[k].numpy() for k in keys}
 
     def render_ideal(
         self,
@@ -244,7 +245,30 @@ class DepthRenderer:
         if baseline_m != 0:
             shadow = self._emitter_shadow(surface, baseline_m, lateral_sigma_px, shadow_prefilter)
         timings["shadow"] = (time.perf_counter() - t3) * 1e3
-        return RenderedFrame(self.camera, depth, normals, incidence, object_id, edge, shadow)
+        return RenderedFrame(
+            self.camera,
+            depth,
+            normals,
+            incidence,
+            object_id,
+            edge,
+            shadow,
+            self._return_probability(hit, object_id),
+        )
+
+    def _return_probability(self, hit: dict, object_id: np.ndarray) -> np.ndarray | None:
+        tuned = [(i, o.returns) for i, o in enumerate(self.scene.objects) if o.returns is not None]
+        if not tuned:
+            return None
+        p = np.ones(object_id.shape, np.float32)
+        for index, returns in tuned:
+            v, u = np.nonzero(object_id == index)
+            p[v, u] = returns.at_faces(
+                hit["primitive_ids"][v, u],
+                hit["primitive_uvs"][v, u],
+                returns.return_probability,
+            )
+        return p
 
     def _occluders_inside_view(self, baseline_m: float) -> bool:
         """True when every mesh vertex is in front of the camera and inside the image columns
@@ -317,6 +341,8 @@ class DepthRenderer:
             from sim2real.sensors.noise import apply_noise
 
             depth = apply_noise(frame, profile, rng)
+            if frame.return_probability is not None:  # a tuned surface returns only so often
+                depth[rng.random(depth.shape, dtype=np.float32) >= frame.return_probability] = 0
         timings["noise"] = (time.perf_counter() - t0) * 1e3
         return RenderResult(frame=frame, depth_m=depth, timings_ms=timings)
 

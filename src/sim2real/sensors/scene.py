@@ -20,6 +20,7 @@ import yaml
 from sim2real.core.errors import InputError
 from sim2real.core.mesh_io import Mesh, load_mesh
 from sim2real.core.pose import make_pose, parse_pose
+from sim2real.sensors.surface_returns import SurfaceReturns
 
 PLANE_SIZE_PER_DIAMETER = 20.0  # a table large enough to fill the view behind a part
 
@@ -29,6 +30,12 @@ class SceneObject:
     mesh: Mesh
     T_cam_obj: np.ndarray
     """(4, 4) float64: maps the mesh's coordinates into the camera frame."""
+    returns: SurfaceReturns | None = None
+    """Tuned return probability per surface region; its mesh replaces ``mesh`` when given."""
+
+    def __post_init__(self) -> None:
+        if self.returns is not None and self.returns.mesh is not self.mesh:
+            object.__setattr__(self, "mesh", self.returns.mesh)
 
 
 @dataclass(frozen=True)

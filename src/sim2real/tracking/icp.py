@@ -39,6 +39,9 @@ class Alignment:
     facing: int = 0
     """Model points facing the camera, in the image or not: ``visible / facing`` is the share of
     the part's seen side that lies inside the image."""
+    expected: float = 0.0
+    """Model points expected to return depth (the sum of their return probabilities; = points
+    when the model carries no tuned surface returns)."""
 
     @property
     def in_image(self) -> float:
@@ -47,10 +50,10 @@ class Alignment:
     @property
     def score(self) -> float:
         """Share of the model points with an opinion that agree: inliers / (inliers +
-        contradictions), where at least a quarter of all the view's points must have one (a
-        part mostly outside the image, or hidden, cannot be confirmed)."""
+        contradictions), where at least a quarter of the view's points expected to return depth
+        must have one (a part mostly outside the image, or hidden, cannot be confirmed)."""
         seen = self.inliers + self.behind
-        return self.inliers / max(seen, 0.25 * max(self.points, self.visible), 1)
+        return self.inliers / max(seen, 0.25 * self.expected, 1)
 
 
 def _skew_update(x: np.ndarray) -> np.ndarray:
@@ -91,9 +94,11 @@ def align(
     iterations: int = 6,
     inlier_m: float = 0.006,
     occluder_m: float = 0.05,
+    weights: np.ndarray | None = None,
 ) -> Alignment:
     """Refine ``T_init`` (part in camera) so the model ``points``/``normals`` (part frame, (P, 3))
-    lie on the measured surface of ``depth`` ((H, W) metres, 0 = none)."""
+    lie on the measured surface of ``depth`` ((H, W) metres, 0 = none). ``weights`` (P,): each
+    point's chance of a return (tuned surfaces); rarely returning regions pull less."""
     T = T_init.copy()
     for gate in gates_m:
         for _ in range(iterations):
@@ -110,6 +115,8 @@ def align(
             r = np.einsum("ij,ij->i", nn, qn - pn)
             c = gate / 2  # Tukey's biweight
             w = np.where(np.abs(r) < c, (1 - (r / c) ** 2) ** 2, 0.0)
+            if weights is not None:
+                w = w * weights[near]
             J = np.concatenate([np.cross(pn, nn), nn], axis=1)
             A = (J * w[:, None]).T @ J + 1e-9 * np.eye(6)
             b = (J * w[:, None]).T @ r
@@ -120,7 +127,7 @@ def align(
             T = _skew_update(x) @ T
             if np.linalg.norm(x) < 1e-6:
                 break
-    return evaluate(depth, camera, points, normals, T, inlier_m, occluder_m)
+    return evaluate(depth, camera, points, normals, T, inlier_m, occluder_m, weights)
 
 
 def evaluate(
@@ -131,6 +138,7 @@ def evaluate(
     T: np.ndarray,
     inlier_m: float,
     occluder_m: float = 0.05,
+    weights: np.ndarray | None = None,
 ) -> Alignment:
     """Count, for the model seen at ``T``, agreeing returns, occluders (a surface at least
     ``occluder_m`` in front), contradictions (``behind``: see-through, or a surface just in
@@ -160,6 +168,7 @@ def evaluate(
         rms,
         len(points),
         facing=int(facing.sum()),
+        expected=float(len(points) if weights is None else weights.sum()),
     )
 
 

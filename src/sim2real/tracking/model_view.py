@@ -37,6 +37,15 @@ class ModelViews:
     """(V, C, 3) points on the part's outline as seen from each viewpoint (part frame)."""
     contour_outward: np.ndarray | None = None
     """(V, C, 3) unit vectors, perpendicular to the view, pointing out of the outline."""
+    weights: np.ndarray | None = None
+    """(V, P) chance that the sensor returns depth at each point (tuned surface returns);
+    None = every point is expected to return."""
+
+    def with_returns(self, returns) -> ModelViews:
+        """These views with each point's return probability from ``SurfaceReturns``."""
+        p = returns.probability_at_points(self.points.reshape(-1, 3).astype(np.float64))
+        self.weights = p.reshape(self.points.shape[:2]).astype(np.float32)
+        return self
 
     def nearest(self, T_cam_part: np.ndarray) -> int:
         """Index of the view closest to where the camera sees the part from."""

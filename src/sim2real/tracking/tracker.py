@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from sim2real.core.camera import CameraIntrinsics
 from sim2real.core.errors import InputError
 from sim2real.core.mesh_io import Mesh
+from sim2real.sensors.surface_returns import SurfaceReturns
 from sim2real.tracking.background import StaticBackground
 from sim2real.tracking.icp import Alignment, align, align_nearest, evaluate, outline_agreement
 from sim2real.tracking.model_view import ModelViews, build_model_views
@@ -111,13 +112,24 @@ class TrackResult:
 class Tracker:
     """Follows one rigid part in a stream of depth frames of a fixed camera."""
 
-    def __init__(self, mesh: Mesh, camera: CameraIntrinsics, config: TrackerConfig | None = None):
+    def __init__(
+        self,
+        mesh: Mesh,
+        camera: CameraIntrinsics,
+        config: TrackerConfig | None = None,
+        returns: SurfaceReturns | None = None,
+    ):
+        """``returns``: the part's tuned surface returns (``sim2real model tune``): regions that
+        rarely return depth on the real sensor (dark, shiny) are not expected to, so a part
+        that is mostly such regions can still be confirmed by the rest."""
         self.mesh = mesh
         self.camera = camera
         self.config = config or TrackerConfig()
         self.views: ModelViews = build_model_views(
             mesh, self.config.views, self.config.points_per_view
         )
+        if returns is not None:
+            self.views.with_returns(returns)
         # an occluder stands clear of the part; a surface closer to the model than this is a
         # contradiction (the model would be inside it), not an occluder
         self.occluder_m = float(np.clip(0.5 * self.views.diameter_m, 0.03, 0.10))
@@ -140,6 +152,9 @@ class Tracker:
         self.velocity = np.eye(4)
         self.status = "init" if T_cam_part is not None else "lost"
 
+    def _weights(self, k: int) -> np.ndarray | None:
+        return None if self.views.weights is None else self.views.weights[k]
+
     def _align(self, depth: np.ndarray, T_guess: np.ndarray) -> Alignment:
         k = self.views.nearest(T_guess)
         a = align(
@@ -151,6 +166,7 @@ class Tracker:
             self.config.gates_m,
             inlier_m=self.config.inlier_m,
             occluder_m=self.occluder_m,
+            weights=self._weights(k),
         )
         k2 = self.views.nearest(a.T_cam_part)  # the view may change with the pose: settle once
         if k2 != k:
@@ -163,6 +179,7 @@ class Tracker:
                 self.config.gates_m[-1:],
                 inlier_m=self.config.inlier_m,
                 occluder_m=self.occluder_m,
+                weights=self._weights(k2),
             )
         k = self.views.nearest(a.T_cam_part)
         a.outline = outline_agreement(
@@ -277,6 +294,7 @@ class Tracker:
                     T,
                     2 * self.config.inlier_m,
                     self.occluder_m,
+                    self._weights(k),
                 )
                 scored.append((e.score, T))
         scored.sort(key=lambda st: -st[0])
@@ -355,4 +373,5 @@ def score_pose(tracker: Tracker, depth: np.ndarray, T: np.ndarray) -> Alignment:
         T,
         tracker.config.inlier_m,
         tracker.occluder_m,
+        tracker._weights(k),
     )
