@@ -157,6 +157,8 @@ def evaluate(
     # occluder explains (an occluder stands clear of the part): that contradicts the pose too
     front = has & (dz <= -occluder_m)
     behind = has & ~inl & ~front
+    if behind.any():  # beside an occluder's edge, returns mix both surfaces: no opinion there
+        behind &= ~_beside_occluder(depth, camera, p, behind, occluder_m)
     rms = float(np.sqrt(np.mean(dz[inl] ** 2))) if inl.any() else float("nan")
     return Alignment(
         T,
@@ -170,6 +172,30 @@ def evaluate(
         facing=int(facing.sum()),
         expected=float(len(points) if weights is None else weights.sum()),
     )
+
+
+OCCLUDER_EDGE_PX = 2
+"""How far from an occluder's edge a return may be a mixed (flying) pixel."""
+
+
+def _beside_occluder(
+    depth: np.ndarray, camera: CameraIntrinsics, p: np.ndarray, which: np.ndarray, occluder_m: float
+) -> np.ndarray:
+    """(P,) bool: for the points ``which``, whether a pixel ``OCCLUDER_EDGE_PX`` away shows an
+    occluder (a surface at least ``occluder_m`` in front of the point)."""
+    out = np.zeros(len(p), bool)
+    q = p[which]
+    u = np.rint(camera.fx * q[:, 0] / q[:, 2] + camera.cx).astype(np.int64)
+    v = np.rint(camera.fy * q[:, 1] / q[:, 2] + camera.cy).astype(np.int64)
+    near = np.zeros(len(q), bool)
+    k = OCCLUDER_EDGE_PX
+    for du, dv in ((k, 0), (-k, 0), (0, k), (0, -k)):
+        uu = np.clip(u + du, 0, camera.width - 1)
+        vv = np.clip(v + dv, 0, camera.height - 1)
+        z = depth[vv, uu]
+        near |= (z > 0) & (z < q[:, 2] - occluder_m)
+    out[which] = near
+    return out
 
 
 def outline_agreement(

@@ -71,6 +71,13 @@ class TrackerConfig(BaseModel):
         description="share of a re-found pose's camera-facing surface that must lie inside the "
         "image: a part half outside it matches flipped or shifted poses as well as the true one",
     )
+    track_occluder_m: float = Field(
+        0.012,
+        gt=0,
+        description="while tracking, a surface this much in front of the model is an occluder "
+        "(a gripper or a hand close to the part), not a contradiction; a re-found pose needs a "
+        "clear gap of half the part's diameter (3 to 10 cm)",
+    )
     inlier_m: float = Field(
         0.006, gt=0, description="agreeing-return tolerance (at least 1 % of depth) [m]"
     )
@@ -155,7 +162,12 @@ class Tracker:
     def _weights(self, k: int) -> np.ndarray | None:
         return None if self.views.weights is None else self.views.weights[k]
 
-    def _align(self, depth: np.ndarray, T_guess: np.ndarray) -> Alignment:
+    def _align(
+        self, depth: np.ndarray, T_guess: np.ndarray, occluder_m: float | None = None
+    ) -> Alignment:
+        """ICP from ``T_guess`` on the nearest view, scored; ``occluder_m`` (default: the strict
+        gap of a re-found pose) is how far in front a surface must be to count as occluder."""
+        occluder_m = occluder_m or self.occluder_m
         k = self.views.nearest(T_guess)
         a = align(
             depth,
@@ -165,7 +177,7 @@ class Tracker:
             T_guess,
             self.config.gates_m,
             inlier_m=self.config.inlier_m,
-            occluder_m=self.occluder_m,
+            occluder_m=occluder_m,
             weights=self._weights(k),
         )
         k2 = self.views.nearest(a.T_cam_part)  # the view may change with the pose: settle once
@@ -178,7 +190,7 @@ class Tracker:
                 a.T_cam_part,
                 self.config.gates_m[-1:],
                 inlier_m=self.config.inlier_m,
-                occluder_m=self.occluder_m,
+                occluder_m=occluder_m,
                 weights=self._weights(k2),
             )
         k = self.views.nearest(a.T_cam_part)
@@ -188,7 +200,7 @@ class Tracker:
             self.views.contour_points[k],
             self.views.contour_outward[k],
             a.T_cam_part,
-            occluder_m=self.occluder_m,
+            occluder_m=occluder_m,
         )
         return a
 
@@ -204,21 +216,24 @@ class Tracker:
             )
         cfg = self.config
         result: Alignment | None = None
+        was_tracking = self.status in ("tracking", "recovered")
+        # continuing a confirmed track, an occluder may come close to the part (a gripper);
+        # a pose not confirmed yet must keep a clear gap to anything in front of it
+        margin = cfg.track_occluder_m if was_tracking or self.status == "init" else None
         if self.T is not None:
             guess = self.velocity @ self.T
-            result = self._align(depth, guess)
+            result = self._align(depth, guess, margin)
             if result.score < cfg.track_score and not np.allclose(guess, self.T):
-                alt = self._align(depth, self.T)  # the motion may have stopped: try the last pose
+                alt = self._align(depth, self.T, margin)  # the motion may have stopped
                 if alt.score > result.score:
                     result = alt
             if result.score < cfg.track_score:  # fast motion: widen the capture
                 # a pose slid along a flat face agrees in depth as well as the right one; its
                 # outline does not: rank by both
-                for start in self._lateral_starts(depth, guess):
-                    wide = self._align(depth, start)
+                for start in self._lateral_starts(depth, guess, margin):
+                    wide = self._align(depth, start, margin)
                     if wide.score + wide.outline > result.score + result.outline:
                         result = wide
-        was_tracking = self.status in ("tracking", "recovered")
         following = False
         if was_tracking or self.status == "init":
             good = (
@@ -235,6 +250,10 @@ class Tracker:
             found = self._relocalize(depth)
             if found is not None and self._trusted_recovery(found):
                 result, status, following = found, "recovered", True
+            elif found is not None and self._trusted_recovery(found, in_image=False):
+                # good but mostly outside the image: not trusted yet, followed, so the next
+                # frames confirm it by ICP as it comes in, without another global search's luck
+                result, status, following = found, "lost", True
             else:
                 status = "lost"
                 # a weak match right after tracking is still followed (not trusted: reported
@@ -271,7 +290,9 @@ class Tracker:
         )
         return TrackResult(status, score, T_out, ms, details)
 
-    def _lateral_starts(self, depth: np.ndarray, guess: np.ndarray) -> list[np.ndarray]:
+    def _lateral_starts(
+        self, depth: np.ndarray, guess: np.ndarray, occluder_m: float | None = None
+    ) -> list[np.ndarray]:
         """Starts for a pose the prediction missed: projective ICP captures a sideways error of
         only a few millimetres (it pairs along rays), so score a grid of shifts across the line of
         sight, up to the distance moved since the last frame (at least 2 cm), and start from the
@@ -293,7 +314,7 @@ class Tracker:
                     self.views.normals[k],
                     T,
                     2 * self.config.inlier_m,
-                    self.occluder_m,
+                    occluder_m or self.occluder_m,
                     self._weights(k),
                 )
                 scored.append((e.score, T))
@@ -310,13 +331,14 @@ class Tracker:
         k = self.views.nearest(T_guess)
         return align_nearest(pts, self.views.points[k], self.views.normals[k], T_guess, 0.05)
 
-    def _trusted_recovery(self, a: Alignment) -> bool:
-        """A pose found again (not followed) must pass the stricter bars."""
+    def _trusted_recovery(self, a: Alignment, in_image: bool = True) -> bool:
+        """A pose found again (not followed) must pass the stricter bars (``in_image=False``:
+        all but the share of the part inside the image)."""
         cfg = self.config
         return (
             a.score >= cfg.recover_score
             and a.outline >= cfg.recover_outline
-            and a.in_image >= cfg.recover_in_image
+            and (not in_image or a.in_image >= cfg.recover_in_image)
         )
 
     def _rank(self, a: Alignment) -> float:
