@@ -84,6 +84,22 @@ def run_cmd(
         + ", ".join(f"{k} {v}" for k, v in counts.items())
         + f", median {ms[len(ms) // 2]:.1f} ms/frame"
     )
+    found = [i for i, r in enumerate(run.records) if r["status"] != "lost"]
+    if found:  # how well the model explains the last frame it was found in
+        import numpy as np
+
+        from sim2real.tracking.run import part_residual
+
+        i = found[-1]
+        res = part_residual(
+            part, sequence.camera, sequence.read(i), np.asarray(run.records[i]["T_cam_part"])
+        )
+        typer.echo(
+            f"  residual on the part's pixels (frame {run.records[i]['frame']}): median "
+            f"|measured - model| {res.median_abs_mm:.2f} mm over {res.pixels} of its "
+            f"{res.part_pixels} pixels; {100 * res.within_share:.1f} % within 1 cm, "
+            f"RMS {res.within_rms_mm:.2f} mm there"
+        )
     evaluation = None
     if sequence.gt:
         from sim2real.tracking.metrics import evaluate_track

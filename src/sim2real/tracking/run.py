@@ -57,6 +57,51 @@ def track_sequence(
     return TrackRun(records, tracker)
 
 
+@dataclass
+class PartResidual:
+    """Measured minus model depth on the pixels where the model, seen at a pose, has a measured
+    return that is not an occluder in front of it."""
+
+    pixels: int
+    """Pixels of the part's image with such a return."""
+    part_pixels: int
+    median_abs_mm: float
+    within_share: float
+    """Share of those pixels within ``gate_m`` of the model (the rest: see-through, where the
+    model is larger than the real part, or mixed pixels at its outline)."""
+    within_rms_mm: float
+    """RMS over the pixels within the gate."""
+
+
+def part_residual(
+    mesh: Mesh,
+    camera,
+    depth: np.ndarray,
+    T_cam_part: np.ndarray,
+    occluder_m: float = 0.02,
+    gate_m: float = 0.01,
+) -> PartResidual:
+    """How well the model at ``T_cam_part`` explains the frame ``depth`` ((H, W) metres) on the
+    part's own pixels (returns ``occluder_m`` or more in front are ignored)."""
+    from sim2real.sensors.render import DepthRenderer
+    from sim2real.sensors.scene import Scene, SceneObject
+
+    model = DepthRenderer(Scene([SceneObject(mesh, T_cam_part)]), camera).render(None).depth_m
+    part = model > 0
+    use = part & (depth > 0) & (depth > model - occluder_m)
+    dz = 1e3 * (depth[use] - model[use]).astype(np.float64)
+    if dz.size == 0:
+        return PartResidual(0, int(part.sum()), float("nan"), 0.0, float("nan"))
+    within = np.abs(dz) < 1e3 * gate_m
+    return PartResidual(
+        int(use.sum()),
+        int(part.sum()),
+        float(np.median(np.abs(dz))),
+        float(within.mean()),
+        float(np.sqrt(np.mean(dz[within] ** 2))) if within.any() else float("nan"),
+    )
+
+
 def write_poses_jsonl(path: str | Path, records: list[dict]) -> None:
     write_text_atomic(path, "".join(json.dumps(r) + "\n" for r in records))
 

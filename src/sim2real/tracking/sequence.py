@@ -29,6 +29,8 @@ from sim2real.core.json_io import read_json
 from sim2real.core.pose import check_rigid, make_pose
 
 DEPTH_SUFFIXES = (".png", ".tif", ".tiff", ".npy", ".pgm")
+CLOUD_SUFFIXES = (".pcd", ".ply")
+"""Organised point clouds read as depth frames (a list of files; a PLY needs --camera)."""
 _FIXED_UNIT_ENCODINGS = ("tum", "sun", "npy", "pgm")
 _BY_SUFFIX = {".png": "png", ".tif": "tiff", ".tiff": "tiff", ".npy": "npy", ".pgm": "pgm"}
 
@@ -62,6 +64,13 @@ class Sequence:
         from sim2real.core.depth_io import read_depth
 
         path = self.paths[i]
+        if path.suffix.lower() in CLOUD_SUFFIXES:  # an organised point cloud: its z per pixel
+            from sim2real.sensors.real_frame import load_real_frame
+
+            try:
+                return load_real_frame(path, self.camera)[0]
+            except InputError as exc:
+                raise InputError(path, "size", str(exc.message)) from exc
         encoding = self.encoding
         if encoding == "auto":
             encoding = _BY_SUFFIX.get(path.suffix.lower(), "auto")
@@ -232,7 +241,8 @@ def load_sequence(
     unit from ``scene_camera.json`` when present (BOP: the images' own unit), else from each
     PNG's sidecar, else the camera's ``depth_scale``; poses from ``scene_gt.json`` and visible
     fractions from ``visible.json`` when present.
-    List: ``camera`` is required; frame ids are the numbers in the names (else 0, 1, ...).
+    List: ``camera`` is required, except for organised point clouds (``.pcd``), whose
+    intrinsics are fitted to their points; frame ids are the numbers in the names (else 0, 1, ...).
     Gaps in the ids are warned about; no frames raise ``InputError``.
     """
     from sim2real.core.camera_io import load_camera
@@ -272,6 +282,10 @@ def load_sequence(
         scales = _bop_scales(scene_camera)
     if camera is not None:
         intrinsics = load_camera(camera)
+    elif paths[0].suffix.lower() == ".pcd":  # an organised cloud carries its own pinhole
+        from sim2real.sensors.real_frame import load_real_frame
+
+        intrinsics = load_real_frame(paths[0], None)[1]
     elif scene_camera is not None and scene_camera.is_file():
         intrinsics = load_camera(scene_camera, image_id=ids[0] if ids[0] in scales else None)
     elif folder is not None and (folder / "camera.json").is_file():
