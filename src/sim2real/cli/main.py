@@ -12,6 +12,7 @@ import typer
 from sim2real import __version__
 from sim2real.cli.adapt import adapt_cmd
 from sim2real.cli.depth import app as depth_app
+from sim2real.cli.model import app as model_app
 from sim2real.cli.track import app as track_app
 from sim2real.core.errors import InputError
 
@@ -24,6 +25,7 @@ app = typer.Typer(
 )
 app.add_typer(depth_app, name="depth")
 app.add_typer(track_app, name="track")
+app.add_typer(model_app, name="model")
 app.command("adapt")(adapt_cmd)
 
 

@@ -11,7 +11,13 @@ from sim2real.core.errors import InputError
 
 
 def run_cmd(
-    mesh: Annotated[Path, typer.Argument(help="The part's mesh (OBJ, STL, PLY...).")],
+    mesh: Annotated[
+        Path,
+        typer.Argument(
+            help="The part's mesh (OBJ, STL, PLY...) or a prepared MODEL_DIR (its tuned "
+            "surface returns are used when it has them)."
+        ),
+    ],
     frames: Annotated[
         list[Path],
         typer.Option(
@@ -73,7 +79,14 @@ def run_cmd(
         if init.strip().lower() == "auto"
         else parse_pose(init, rpy_deg=rpy_deg, field="--init")
     )
-    run = track_sequence(part, sequence, T_init)
+    returns = None
+    if mesh.is_dir():
+        from sim2real.models.tune import load_returns
+
+        returns = load_returns(mesh)
+        if returns is not None:
+            typer.echo(f"using the tuned surface returns of {mesh}")
+    run = track_sequence(part, sequence, T_init, returns=returns)
     write_poses_jsonl(out, run.records)
     counts = {
         s: sum(r["status"] == s for r in run.records) for s in ("tracking", "recovered", "lost")

@@ -20,7 +20,7 @@ import yaml
 from sim2real.core.errors import InputError
 from sim2real.core.mesh_io import Mesh, load_mesh
 from sim2real.core.pose import make_pose, parse_pose
-from sim2real.sensors.surface_returns import SurfaceReturns
+from sim2real.sensors.surface_returns import RETURNS_FILE, SurfaceReturns
 
 PLANE_SIZE_PER_DIAMETER = 20.0  # a table large enough to fill the view behind a part
 
@@ -76,6 +76,15 @@ def plane_under(obj: SceneObject) -> GroundPlane:
     return GroundPlane(T_cam_plane=obj.T_cam_obj @ T_part_plane, size_m=size)
 
 
+def tuned_returns(mesh: Mesh) -> SurfaceReturns | None:
+    """The tuned surface returns of a mesh read from a prepared MODEL_DIR that has been tuned
+    (``sim2real model tune``), so every renderer input that takes a MODEL_DIR uses them."""
+    folder = Path(mesh.path) if mesh.path else None
+    if folder is None or not folder.is_dir() or not (folder / RETURNS_FILE).is_file():
+        return None
+    return SurfaceReturns.load(folder / RETURNS_FILE)
+
+
 def make_scene(
     meshes: list[Mesh], poses: list[np.ndarray], plane: bool | GroundPlane = False
 ) -> Scene:
@@ -87,7 +96,8 @@ def make_scene(
     if not meshes:
         raise InputError(None, "MESH", "no mesh to render")
     objects = [
-        SceneObject(m, np.asarray(T, dtype=np.float64)) for m, T in zip(meshes, poses, strict=True)
+        SceneObject(m, np.asarray(T, dtype=np.float64), returns=tuned_returns(m))
+        for m, T in zip(meshes, poses, strict=True)
     ]
     ground = plane_under(objects[0]) if plane is True else (plane or None)
     return Scene(objects=objects, plane=ground, names=[m.name for m in meshes])

@@ -16,6 +16,8 @@ from sim2real.core.errors import InputError
 from sim2real.core.mesh_io import Mesh, validate_mesh
 
 FORMAT = "sim2real.surface_returns/1"
+RETURNS_FILE = "returns.npz"
+"""Its name in a prepared MODEL_DIR."""
 
 
 @dataclass(frozen=True)

@@ -28,11 +28,13 @@ def track_sequence(
     init: np.ndarray | None,
     config: TrackerConfig | None = None,
     progress=None,
+    returns=None,
 ) -> TrackRun:
     """Run the tracker over every frame of ``sequence`` (``sim2real.tracking.sequence.Sequence``).
     ``init``: the part's pose in the first frame, or None to search for it. A frame that cannot
-    be read as the camera's size is reported ``lost`` (with a warning), never tracked."""
-    tracker = Tracker(mesh, sequence.camera, config)
+    be read as the camera's size is reported ``lost`` (with a warning), never tracked.
+    ``returns``: the part's tuned ``SurfaceReturns``, if any."""
+    tracker = Tracker(mesh, sequence.camera, config, returns)
     tracker.initialize(init)
     records = []
     for i, frame_id in enumerate(sequence.frame_ids):

@@ -1,0 +1,113 @@
+"""``sim2real model ...``: prepare tracking models from CAD files, meshes and scans (thin
+shells over ``sim2real.models``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+app = typer.Typer(
+    help="Part models: prepare CAD / mesh / scan inputs for tracking, inspect prepared models.",
+    no_args_is_help=True,
+)
+
+
+@app.command("prepare")
+def prepare_cmd(
+    input_path: Annotated[
+        Path, typer.Argument(help="STEP/IGES, STL/OBJ/PLY/OFF/glTF mesh, or PLY/PCD/XYZ scan.")
+    ],
+    out: Annotated[Path, typer.Option("--out", help="MODEL_DIR to write.")],
+    unit: Annotated[
+        str, typer.Option("--unit", help="auto, m, cm or mm (auto: from the file or the size).")
+    ] = "auto",
+    target_faces: Annotated[
+        int, typer.Option("--target-faces", help="Decimate above this many triangles (0: never).")
+    ] = 100_000,
+    chordal_tol_mm: Annotated[
+        float, typer.Option("--chordal-tol-mm", help="CAD tessellation tolerance [mm].")
+    ] = 0.05,
+    symmetry: Annotated[
+        str,
+        typer.Option(
+            "--symmetry", help="auto (detect), none, axis:z, discrete:z:4... or a BOP file."
+        ),
+    ] = "auto",
+    views: Annotated[
+        int, typer.Option("--views", help="Viewpoints of the viewpoint model.")
+    ] = 2000,
+    scan_method: Annotated[
+        str, typer.Option("--scan-method", help="poisson or bpa (point-cloud inputs).")
+    ] = "poisson",
+    keep_internal: Annotated[
+        bool, typer.Option("--keep-internal", help="Keep faces no outside viewpoint sees.")
+    ] = False,
+    no_report: Annotated[bool, typer.Option("--no-report", help="Skip report/ pictures.")] = False,
+    overwrite: Annotated[
+        bool, typer.Option("--overwrite", help="Replace a model already in --out.")
+    ] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", help="Print only the model's path.")] = False,
+) -> None:
+    """Turn INPUT into MODEL_DIR: mesh.ply (metres, cleaned), model.yaml, viewpoints.npz and
+    report/index.html (before/after pictures). Every automatic repair is printed."""
+    from pydantic import ValidationError
+
+    from sim2real.core.errors import InputError
+    from sim2real.models.model_dir import is_model_dir
+    from sim2real.models.prepare import PrepareConfig, prepare_model
+
+    if out.exists() and any(out.iterdir() if out.is_dir() else [out]):
+        if not is_model_dir(out):
+            raise InputError(out, "--out", "exists and is not a prepared model: choose another")
+        if not overwrite:
+            raise InputError(out, "--out", "already holds a model: pass --overwrite")
+    try:
+        config = PrepareConfig(
+            unit=unit,
+            target_faces=target_faces or None,
+            chordal_tolerance_mm=chordal_tol_mm,
+            symmetry=symmetry,
+            views=views,
+            scan_method=scan_method,
+            remove_internal=not keep_internal,
+        )
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        option = {"target_faces": "--target-faces", "chordal_tolerance_mm": "--chordal-tol-mm"}
+        field = str(err["loc"][0]) if err["loc"] else ""
+        raise InputError(
+            None, option.get(field, "--" + field.replace("_", "-")), err["msg"]
+        ) from None
+    result = prepare_model(input_path, config)
+    folder = result.write(out, overwrite=overwrite, report=not no_report)
+    if quiet:
+        typer.echo(str(folder))
+        return
+    for line in result.summary():
+        typer.echo(line)
+    typer.echo(f"wrote {folder}" + ("" if no_report else f" (report: {folder / 'report'})"))
+
+
+@app.command("info")
+def info_cmd(
+    model_dir: Annotated[Path, typer.Argument(help="A MODEL_DIR written by `model prepare`.")],
+) -> None:
+    """Print what model.yaml says about MODEL_DIR."""
+    from sim2real.models.model_dir import read_model_config
+
+    c = read_model_config(model_dir)
+    e = [1000 * x for x in c.extent_m]
+    typer.echo(f"{c.name}: {c.source.kind} {c.source.path} ({c.source.unit}, {c.source.unit_from})")
+    typer.echo(
+        f"size {e[0]:.1f} x {e[1]:.1f} x {e[2]:.1f} mm, diameter {1000 * c.diameter_m:.1f} mm, "
+        f"{c.cleaning.faces_out} faces, {'watertight' if c.cleaning.watertight else 'open'}"
+    )
+    typer.echo(
+        f"symmetry ({c.symmetry.source}): {c.symmetry.text}, confidence {c.symmetry.confidence:.3f}"
+    )
+    if c.views is not None:
+        typer.echo(f"viewpoints: {c.views.count} x {c.views.points_per_view} points")
+    for r in c.cleaning.repairs:
+        typer.echo(f"repair: {r}")

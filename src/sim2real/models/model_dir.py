@@ -1,0 +1,218 @@
+"""A prepared model on disk: ``MODEL_DIR/mesh.ply`` (metres, cleaned), ``MODEL_DIR/model.yaml``
+(where it came from, units, size, symmetry, what the cleaning changed) and
+``MODEL_DIR/viewpoints.npz`` (the sparse viewpoint model).
+
+``model.yaml`` carries the symmetry twice: as BOP's ``symmetries_discrete`` /
+``symmetries_continuous`` (millimetres) at the top level, so
+``sim2real.tracking.symmetry.parse_symmetry("MODEL_DIR/model.yaml")`` reads it back, and under
+``symmetry`` with its text form, confidence and origin (detected or given by the user).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from sim2real.core.errors import InputError
+from sim2real.core.mesh_io import Mesh
+
+MODEL_YAML = "model.yaml"
+MESH_FILE = "mesh.ply"
+VIEWS_FILE = "viewpoints.npz"
+FORMAT_VERSION = 1
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class SourceInfo(_Strict):
+    """What the model was made from."""
+
+    path: str = Field(description="the input file as given")
+    kind: Literal["cad", "mesh", "scan"] = Field(description="CAD solid, triangle mesh or scan")
+    format: str = Field(description="file suffix, lower case, without the dot")
+    unit: str = Field(description="length unit the input's numbers were read in (mm, m...)")
+    unit_from: Literal["file", "user", "size", "format"] = Field(
+        description="file: declared in the file; user: --unit; size: guessed from the bounding "
+        "box; format: fixed by the format (glTF is metres)"
+    )
+    metres_per_unit: float = Field(gt=0, description="scale applied to the input [m/unit]")
+    T_source_part: list[list[float]] = Field(
+        default_factory=lambda: np.eye(4).tolist(),
+        description="4x4 pose of the part frame in the input's frame (metres): the identity, or "
+        "a translation when the origin was moved to the centre (scans)",
+    )
+
+
+class SymmetryInfo(_Strict):
+    text: str = Field(description="readable summary (Symmetry.describe)")
+    source: Literal["detected", "user"] = Field(description="detected or given with --symmetry")
+    confidence: float = Field(ge=0, le=1, description="1 = certain; see symmetry_detect")
+    checked: list[dict[str, Any]] = Field(
+        default_factory=list, description="every candidate tested, with its score"
+    )
+
+
+class CleaningStats(_Strict):
+    """Counts before and after each cleaning step; ``repairs`` says every change in words."""
+
+    vertices_in: int
+    faces_in: int
+    merged_vertices: int = 0
+    degenerate_faces: int = 0
+    duplicate_faces: int = 0
+    flipped_faces: int = 0
+    holes_filled: int = 0
+    holes_left_open: int = 0
+    debris_faces_removed: int = 0
+    internal_faces_removed: int = 0
+    decimated_faces_from: int | None = None
+    decimation_max_deviation_mm: float | None = None
+    silhouette_iou_min: float | None = None
+    vertices_out: int = 0
+    faces_out: int = 0
+    watertight: bool = False
+    repairs: list[str] = Field(default_factory=list)
+
+
+class ViewsInfo(_Strict):
+    file: str = VIEWS_FILE
+    count: int
+    points_per_view: int
+    contour_per_view: int
+
+
+class ModelConfig(_Strict):
+    """The whole ``model.yaml``."""
+
+    format_version: int = FORMAT_VERSION
+    name: str
+    mesh: str = MESH_FILE
+    units: Literal["m"] = "m"
+    source: SourceInfo
+    diameter_m: float = Field(gt=0, description="largest distance between two vertices [m]")
+    centre_m: list[float] = Field(description="bounding-box centre, part frame [m]")
+    extent_m: list[float] = Field(description="bounding-box size along x, y, z [m]")
+    area_m2: float
+    volume_m3: float | None = Field(None, description="enclosed volume when watertight [m^3]")
+    symmetries_discrete: list[list[float]] = Field(
+        default_factory=list, description="BOP: row-major 4x4, translation in millimetres"
+    )
+    symmetries_continuous: list[dict[str, list[float]]] = Field(
+        default_factory=list, description="BOP: {axis, offset (mm)}"
+    )
+    symmetry: SymmetryInfo
+    cleaning: CleaningStats
+    views: ViewsInfo | None = None
+    prepare: dict[str, Any] = Field(default_factory=dict, description="resolved PrepareConfig")
+    tuning: dict[str, Any] | None = Field(
+        None, description="reserved for `sim2real model tune` (per-vertex return probability)"
+    )
+
+
+@dataclass
+class PreparedModel:
+    """A MODEL_DIR read back: its config, its mesh (metres) and, on demand, its viewpoints."""
+
+    folder: Path
+    config: ModelConfig
+    mesh: Mesh
+
+    def views(self):
+        """The ``ViewpointModel`` stored with the model (raises InputError if absent)."""
+        from sim2real.models.viewpoints import load_viewpoints
+
+        if self.config.views is None:
+            raise InputError(self.folder, "views", "this model has no viewpoint model")
+        return load_viewpoints(self.folder / self.config.views.file)
+
+    def symmetry(self):
+        """The part's ``Symmetry`` (tracking.symmetry), from model.yaml."""
+        from sim2real.tracking.symmetry import load_symmetry_file
+
+        return load_symmetry_file(self.folder / MODEL_YAML)
+
+
+def is_model_dir(path: str | Path) -> bool:
+    path = Path(path)
+    return path.is_dir() and (path / MODEL_YAML).is_file()
+
+
+def read_model_config(folder: str | Path) -> ModelConfig:
+    import yaml
+
+    folder = Path(folder)
+    file = folder / MODEL_YAML
+    if not file.is_file():
+        raise InputError(folder, None, f"not a prepared model (no {MODEL_YAML})")
+    try:
+        data = yaml.safe_load(file.read_text())
+    except yaml.YAMLError as exc:
+        raise InputError(file, None, f"not valid YAML ({exc})") from exc
+    if not isinstance(data, dict):
+        raise InputError(file, None, "expected a mapping")
+    try:
+        return ModelConfig.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err["loc"])
+        raise InputError(file, where, err["msg"]) from exc
+
+
+def load_prepared_model(folder: str | Path) -> PreparedModel:
+    """Read MODEL_DIR (config and mesh); InputError when something is missing or malformed."""
+    from sim2real.core.mesh_io import load_mesh
+
+    folder = Path(folder)
+    config = read_model_config(folder)
+    mesh = load_mesh(folder / config.mesh, "m")
+    mesh = Mesh(mesh.vertices, mesh.faces, config.name, str(folder))
+    return PreparedModel(folder, config, mesh)
+
+
+def resolve_mesh(path_or_dir: str | Path, unit: str = "auto") -> Mesh:
+    """The mesh of a MODEL_DIR (metres) or of a mesh file (``load_mesh`` with ``unit``)."""
+    from sim2real.core.mesh_io import load_mesh
+
+    return load_mesh(path_or_dir, unit)  # load_mesh itself accepts a MODEL_DIR
+
+
+def write_model_dir(out: str | Path, writer, overwrite: bool = False) -> Path:
+    """Build a MODEL_DIR through ``writer(tmp_folder)`` in a temporary sibling folder, then
+    rename it onto ``out``: a failure leaves nothing (and an old model untouched).
+    An existing ``out`` is replaced only with ``overwrite`` and only if it is a model or empty."""
+    out = Path(out)
+    if out.exists():
+        if not out.is_dir():
+            raise InputError(out, "--out", "exists and is not a folder")
+        if any(out.iterdir()) and not is_model_dir(out):
+            raise InputError(out, "--out", "exists and is not a prepared model: choose another")
+        if any(out.iterdir()) and not overwrite:
+            raise InputError(out, "--out", "already holds a model: pass --overwrite")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    umask = os.umask(0)
+    os.umask(umask)
+    try:
+        writer(tmp)
+        for p in [tmp, *tmp.rglob("*")]:  # mkdtemp / mkstemp make them private: ordinary modes
+            p.chmod((0o777 if p.is_dir() else 0o666) & ~umask)
+        if out.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old.", dir=out.parent))
+            os.replace(out, old / out.name)
+            os.replace(tmp, out)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return out

@@ -1,0 +1,60 @@
+import numpy as np
+import pytest
+import trimesh
+import yaml
+
+from sim2real.models.symmetry_detect import detect_symmetry, symmetry_to_bop
+from sim2real.sensors.demo_part import machined_bracket
+from sim2real.tracking.symmetry import load_symmetry_file
+
+
+def _is_symmetry(mesh, T, tol=1e-6):
+    # a symmetry of a polyhedron permutes its vertices (independent of the sampled detection)
+    from scipy.spatial import cKDTree
+
+    p = mesh.vertices @ T[:3, :3].T + T[:3, 3]
+    d, _ = cKDTree(mesh.vertices).query(p)
+    return d.max() < tol
+
+
+def test_box_has_three_two_fold_axes():
+    box = trimesh.creation.box((0.1, 0.06, 0.03))
+    r = detect_symmetry(box.vertices, box.faces)
+    assert r.symmetry.kind == "discrete" and len(r.symmetry.discrete) == 3  # D2, without I
+    assert r.confidence > 0.99
+    for T in r.symmetry.discrete:
+        assert np.isclose(np.trace(T[:3, :3]), -1)  # rotations by 180 deg
+        assert _is_symmetry(box, T)
+
+
+def test_cylinder_is_continuous_with_a_flip_and_a_hexagonal_prism_has_twelve():
+    cyl = trimesh.creation.cylinder(0.03, 0.1, sections=128)
+    r = detect_symmetry(cyl.vertices, cyl.faces)
+    assert r.symmetry.kind == "continuous"
+    assert abs(r.symmetry.axis @ [0, 0, 1]) == pytest.approx(1, abs=1e-6)
+    assert len(r.symmetry.discrete) == 1  # the end-over-end flip
+    hexagon = trimesh.creation.cylinder(0.03, 0.02, sections=6)
+    h = detect_symmetry(hexagon.vertices, hexagon.faces)
+    assert h.symmetry.kind == "discrete" and len(h.symmetry.discrete) == 11  # D6 less I
+    assert all(_is_symmetry(hexagon, T) for T in h.symmetry.discrete)
+
+
+def test_bracket_has_no_rotational_symmetry():
+    b = machined_bracket()
+    r = detect_symmetry(b.vertices, b.faces)
+    assert r.symmetry.kind == "none"
+    assert r.checked  # candidates were tested and rejected
+    assert 0 < r.confidence <= 1
+
+
+def test_bop_form_reads_back_through_the_tracking_loader(tmp_path):
+    box = trimesh.creation.box((0.1, 0.06, 0.03))
+    box.apply_translation((0.01, 0.02, 0.03))  # off the origin: translations matter (mm)
+    r = detect_symmetry(box.vertices, box.faces)
+    (tmp_path / "model.yaml").write_text(
+        yaml.safe_dump({"name": "x", **symmetry_to_bop(r.symmetry)})
+    )
+    back = load_symmetry_file(tmp_path / "model.yaml")
+    assert len(back.discrete) == 3
+    for a, b in zip(r.symmetry.discrete, back.discrete, strict=True):
+        assert np.allclose(a, b, atol=1e-8)
