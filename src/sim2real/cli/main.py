@@ -67,9 +67,26 @@ MULTI_VALUE_OPTIONS = {
     ("depth", "calibrate"): ("--frames",),
     ("depth", "gap"): ("--frames",),
     ("track", "run"): ("--frames",),
+    ("model", "tune"): ("--frames", "--poses"),
 }
 """Options that take several values after one flag (``--frames a.png b.png``), per command;
 click wants the flag repeated, so the arguments are rewritten before parsing."""
+
+
+def _is_number_text(arg: str) -> bool:
+    """'-0.1 0 0.5 ...' (a pose given as text) is a value, not an option."""
+    return arg[1:2].isdigit() or arg[1:3] in (
+        ".0",
+        ".1",
+        ".2",
+        ".3",
+        ".4",
+        ".5",
+        ".6",
+        ".7",
+        ".8",
+        ".9",
+    )
 
 
 def expand_multi_value_options(argv: list[str]) -> list[str]:
@@ -81,7 +98,7 @@ def expand_multi_value_options(argv: list[str]) -> list[str]:
         if arg in options:
             current = arg
             continue
-        if current and not arg.startswith("-"):
+        if current and (not arg.startswith("-") or _is_number_text(arg)):
             out += [current, arg]
             continue
         current = None

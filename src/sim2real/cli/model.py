@@ -90,6 +90,73 @@ def prepare_cmd(
     typer.echo(f"wrote {folder}" + ("" if no_report else f" (report: {folder / 'report'})"))
 
 
+@app.command("tune")
+def tune_cmd(
+    model_dir: Annotated[Path, typer.Argument(help="A MODEL_DIR written by `model prepare`.")],
+    frames: Annotated[
+        list[Path],
+        typer.Option("--frames", help="Real depth frames (several may follow one --frames)."),
+    ],
+    poses: Annotated[
+        list[str],
+        typer.Option("--poses", help="The part's pose in each frame (T_cam_part; text or file)."),
+    ],
+    camera: Annotated[
+        Path | None,
+        typer.Option("--camera", help="Camera of depth images (organised clouds carry theirs)."),
+    ] = None,
+    camera_pose: Annotated[
+        Path | None,
+        typer.Option("--camera-pose", help="T_world_cam: the --poses are then T_world_part."),
+    ] = None,
+    sensor: Annotated[
+        str, typer.Option("--sensor", help="Sensor preset whose noise the comparison simulates.")
+    ] = "realsense-d435",
+    profile: Annotated[
+        Path | None, typer.Option("--profile", help="Noise profile YAML (overrides --sensor's).")
+    ] = None,
+    refine: Annotated[
+        bool, typer.Option("--refine/--no-refine", help="Refine each pose by ICP first.")
+    ] = True,
+    report: Annotated[
+        Path | None, typer.Option("--report", help="Folder for an HTML report.")
+    ] = None,
+) -> None:
+    """Measure where the real sensor returns depth on the part and where it departs from the
+    model; store it in MODEL_DIR (returns.npz, tuning.yaml) for the tracker and the renderer."""
+    from sim2real.core.camera_io import load_camera, load_camera_pose
+    from sim2real.models.tune import tune_model_dir, write_tuning
+    from sim2real.sensors.presets import get_preset
+    from sim2real.sensors.profile import load_profile
+
+    noise = load_profile(profile) if profile is not None else get_preset(sensor).profile
+    result = tune_model_dir(
+        model_dir,
+        list(frames),
+        list(poses),
+        camera=load_camera(camera) if camera is not None else None,
+        profile=noise,
+        T_world_cam=load_camera_pose(camera_pose) if camera_pose is not None else None,
+        refine=refine,
+    )
+    write_tuning(model_dir, result)
+    s = result.summary()
+    typer.echo(
+        f"tuned {model_dir} with {s['frames']} frame(s): returns on {100 * s['return_rate']:.1f} % "
+        f"of the part's observed pixels; return probability {s['probability_range'][0]:.2f}.."
+        f"{s['probability_range'][1]:.2f}"
+    )
+    typer.echo(
+        "valid pixels on the part, simulated vs real (agreement): "
+        f"{s['valid_pixel_agreement']['untuned']:.3f} untuned -> "
+        f"{s['valid_pixel_agreement']['tuned']:.3f} tuned (the tuning frames)"
+    )
+    if report is not None:
+        from sim2real.models.tune_report import write_tune_report
+
+        typer.echo(f"report: {write_tune_report(result, report)}")
+
+
 @app.command("info")
 def info_cmd(
     model_dir: Annotated[Path, typer.Argument(help="A MODEL_DIR written by `model prepare`.")],

@@ -115,6 +115,44 @@ def tune_model(
     return result
 
 
+def tune_model_dir(
+    model_dir: str | Path,
+    frames: list[Path],
+    poses: list[str],
+    *,
+    camera: CameraIntrinsics | None,
+    profile,
+    T_world_cam: np.ndarray | None = None,
+    refine: bool = True,
+) -> ModelTuneResult:
+    """``tune_model`` on a prepared MODEL_DIR from files: depth images (with ``camera``) or
+    organised clouds, and one pose per frame (text or file; T_cam_part, or T_world_part when
+    ``T_world_cam`` is given). Raises InputError for a folder that is not a prepared model, a
+    pose count that differs from the frame count, or frames of another size."""
+    from sim2real.core.errors import InputError
+    from sim2real.core.pose import invert_pose, parse_pose
+    from sim2real.models.model_dir import is_model_dir, load_prepared_model
+    from sim2real.sensors.real_frame import load_real_frame
+
+    model_dir = Path(model_dir)
+    if not is_model_dir(model_dir):
+        raise InputError(
+            model_dir, None, "not a prepared model (no model.yaml): run `sim2real model prepare`"
+        )
+    if len(poses) != len(frames):
+        raise InputError(None, "--poses", f"{len(frames)} frames but {len(poses)} poses")
+    mesh = load_prepared_model(model_dir).mesh
+    depths, cameras = [], []
+    for path in frames:
+        depth, cam = load_real_frame(path, camera)
+        depths.append(depth)
+        cameras.append(cam)
+    Ts = [parse_pose(p, field=f"--poses[{i}]") for i, p in enumerate(poses)]
+    if T_world_cam is not None:
+        Ts = [invert_pose(T_world_cam) @ T for T in Ts]
+    return tune_model(mesh, depths, cameras[0], Ts, profile, refine=refine)
+
+
 def write_tuning(model_dir: str | Path, result: ModelTuneResult) -> None:
     """``returns.npz`` and ``tuning.yaml`` in ``model_dir`` (each written atomically)."""
     model_dir = Path(model_dir)

@@ -88,14 +88,15 @@ class ViewpointModel:
         """The same data as the tracker's ``ModelViews``."""
         from sim2real.tracking.model_view import ModelViews
 
+        as32 = lambda a: np.asarray(a, np.float32)  # noqa: E731 (stored normals are float16)
         return ModelViews(
             self.directions,
-            self.points,
-            self.normals,
+            as32(self.points),
+            as32(self.normals),
             self.centre,
             self.diameter_m,
-            self.contour_points,
-            self.contour_outward,
+            as32(self.contour_points),
+            as32(self.contour_outward),
         )
 
 

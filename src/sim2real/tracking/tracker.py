@@ -362,7 +362,11 @@ class Tracker:
             yield around, FOREGROUND_TRIES
             if self._lost_frames % self.config.full_search_every != 0:
                 return
-        yield (frame_points if frame_points is not None else self.camera.backproject(depth)), 2
+        # the very first search (no pose yet, e.g. --init auto) has no prior to fall back on:
+        # more draws, so a near-symmetric wrong match does not come alone
+        first = self.T is None and not static
+        everything = frame_points if frame_points is not None else self.camera.backproject(depth)
+        yield everything, FOREGROUND_TRIES if first else 2
 
     def _relocalize(self, depth: np.ndarray) -> Alignment | None:
         """Global registration (FPFH + RANSAC) over the regions of ``_search_regions``."""
