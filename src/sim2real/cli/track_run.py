@@ -79,14 +79,18 @@ def run_cmd(
         if init.strip().lower() == "auto"
         else parse_pose(init, rpy_deg=rpy_deg, field="--init")
     )
-    returns = None
-    if mesh.is_dir():
+    returns = views = None
+    if mesh.is_dir():  # a prepared model: its viewpoint model and, if tuned, surface returns
+        from sim2real.models.model_dir import load_prepared_model
         from sim2real.models.tune import load_returns
 
+        prepared = load_prepared_model(mesh)
+        if prepared.config.views is not None:
+            views = prepared.views().to_model_views()
         returns = load_returns(mesh)
         if returns is not None:
             typer.echo(f"using the tuned surface returns of {mesh}")
-    run = track_sequence(part, sequence, T_init, returns=returns)
+    run = track_sequence(part, sequence, T_init, returns=returns, views=views)
     write_poses_jsonl(out, run.records)
     counts = {
         s: sum(r["status"] == s for r in run.records) for s in ("tracking", "recovered", "lost")

@@ -29,12 +29,14 @@ def track_sequence(
     config: TrackerConfig | None = None,
     progress=None,
     returns=None,
+    views=None,
 ) -> TrackRun:
     """Run the tracker over every frame of ``sequence`` (``sim2real.tracking.sequence.Sequence``).
     ``init``: the part's pose in the first frame, or None to search for it. A frame that cannot
     be read as the camera's size is reported ``lost`` (with a warning), never tracked.
-    ``returns``: the part's tuned ``SurfaceReturns``, if any."""
-    tracker = Tracker(mesh, sequence.camera, config, returns)
+    ``returns``, ``views``: the part's tuned ``SurfaceReturns`` and stored ``ModelViews``, if
+    any (a prepared MODEL_DIR's)."""
+    tracker = Tracker(mesh, sequence.camera, config, returns, views)
     tracker.initialize(init)
     records = []
     for i, frame_id in enumerate(sequence.frame_ids):

@@ -125,14 +125,16 @@ class Tracker:
         camera: CameraIntrinsics,
         config: TrackerConfig | None = None,
         returns: SurfaceReturns | None = None,
+        views: ModelViews | None = None,
     ):
         """``returns``: the part's tuned surface returns (``sim2real model tune``): regions that
         rarely return depth on the real sensor (dark, shiny) are not expected to, so a part
-        that is mostly such regions can still be confirmed by the rest."""
+        that is mostly such regions can still be confirmed by the rest. ``views``: a stored
+        viewpoint model of ``mesh`` (a prepared MODEL_DIR's), instead of building one."""
         self.mesh = mesh
         self.camera = camera
         self.config = config or TrackerConfig()
-        self.views: ModelViews = build_model_views(
+        self.views: ModelViews = views or build_model_views(
             mesh, self.config.views, self.config.points_per_view
         )
         if returns is not None:
