@@ -23,5 +23,6 @@ def test_decimation_keeps_the_silhouette_of_a_dense_sphere():
     # a 2000-face sphere's facets sit at most ~0.4 mm inside a 50 mm radius
     assert d.max_deviation < 0.001
     assert d.silhouette_iou_min > 0.97
+    # quadric-optimal vertices sit within a facet's sagitta (~0.4 mm) of the sphere, either side
     r = np.linalg.norm(d.vertices, axis=1)
-    assert np.allclose(r, 0.05, atol=2e-4)
+    assert np.allclose(r, 0.05, atol=5e-4)
