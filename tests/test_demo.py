@@ -13,6 +13,8 @@ def test_demo_writes_its_report_and_images(tmp_path, real_data):
         "bracket_closeup.png",
         "m3t_real_vs_sim.png",
         "pcl_noise.png",
+        "tuned/tuned_model.png",
+        "tuned/valid_pixels.png",
     ):
         assert image in html
         assert (tmp_path / "demo" / image).stat().st_size > 5000, image
@@ -27,3 +29,6 @@ def test_demo_writes_its_report_and_images(tmp_path, real_data):
     assert result.summaries["tracking"]["recall_at_10"] >= 0.9
     assert result.summaries["tracking"]["tracking_precision"] == 1.0
     assert (tmp_path / "demo" / "track_report" / "track.png").stat().st_size > 5000
+    # the model stages: a STEP bracket prepared into a MODEL_DIR, the M3T triangle tuned
+    assert (tmp_path / "demo" / "model" / "bracket_model" / "model.yaml").is_file()
+    assert "Tuned model" in html and "Model preparation" in html

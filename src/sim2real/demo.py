@@ -1,6 +1,7 @@
 """``sim2real demo``: the main job on built-in defaults. Renders a built-in bracket on a table
 with several sensor presets, and (when the real data is present) a real RealSense frame beside
-a simulation of the same part at the same pose. Later stages add their sections here."""
+a simulation of the same part at the same pose; a tracked sequence; a STEP part prepared into a
+tracking model and the real M3T part tuned with its frame. Later stages add their sections."""
 
 from __future__ import annotations
 
@@ -300,5 +301,12 @@ def run_demo(out: str | Path = "runs/demo", quiet: bool = False) -> DemoResult:
         summaries["calibration"] = calibration[1]
     section, summaries["tracking"] = tracking_section(out, quiet)
     sections.append(section)
+    from sim2real.models.demo import run_model_demo
+    from sim2real.models.demo_tune import tuned_model_section
+
+    sections += run_model_demo(out, quiet)
+    tuned = tuned_model_section(out, quiet)
+    if tuned is not None:
+        sections.append(tuned)
     report = write_html_report(out, "sim2real demo: depth sensors and part tracking", sections)
     return DemoResult(report=report, summaries=summaries)
