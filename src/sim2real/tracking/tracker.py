@@ -28,6 +28,8 @@ from sim2real.tracking.model_view import ModelViews, build_model_views
 NEAR_SEARCH_FRAMES = 3
 """With a static camera, the region where the part was last seen is searched only this many lost
 frames; after that the part may be anywhere, and the foreground covers it."""
+STILL_SHARE = 0.5
+"""A re-found pose with less than this share of its points on what moved is on still things."""
 LATERAL_STARTS = 3
 """Best-scoring sideways shifts of a missed prediction that ICP is started from."""
 FOREGROUND_TRIES = 6
@@ -58,12 +60,12 @@ class TrackerConfig(BaseModel):
         description="share of the outline that must be a depth edge to keep tracking",
     )
     recover_outline: float = Field(
-        0.65,
+        0.45,
         ge=0,
         le=1,
         description="share of a re-found pose's outline that must be a depth edge in the frame "
-        "(true poses score 0.8-1.0 on the generated sequences and 0.81 on the real PCL carton; "
-        "a shape matched onto a larger surface, an L-bracket on a box, 0.2-0.55)",
+        "(a shape matched inside a larger surface, e.g. an L-bracket on a box's corner, scores "
+        "~0.2; but a bracket lying on a table scores ~0.5, its contact being no edge)",
     )
     recover_in_image: float = Field(
         0.8,
@@ -373,6 +375,27 @@ class Tracker:
         everything = frame_points if frame_points is not None else self.camera.backproject(depth)
         yield everything, FOREGROUND_TRIES if first else 2
 
+    def _on_still_background(self, depth: np.ndarray, a: Alignment) -> bool:
+        """Whether a re-found pose, away from where the part was last seen, lies mostly on
+        what has stood still since the camera started (a distractor box): the part has been
+        seen elsewhere and has moved, so it cannot be there (with a static camera only)."""
+        if self.background is None or self.background.frames == 0 or self.T is None:
+            return False
+        T = a.T_cam_part
+        if np.linalg.norm(T[:3, 3] - self.T[:3, 3]) < self.views.diameter_m:
+            return False
+        k = self.views.nearest(T)
+        p = self.views.points[k] @ T[:3, :3].T + T[:3, 3]
+        p = p[p[:, 2] > 1e-6]
+        cam, stride = self.camera, self.background.stride
+        u = np.rint(cam.fx * p[:, 0] / p[:, 2] + cam.cx).astype(np.int64)
+        v = np.rint(cam.fy * p[:, 1] / p[:, 2] + cam.cy).astype(np.int64)
+        inside = (u >= 0) & (u < cam.width) & (v >= 0) & (v < cam.height)
+        if not inside.any():
+            return False
+        moved = self.background.foreground_mask(depth)[v[inside] // stride, u[inside] // stride]
+        return float(moved.mean()) < STILL_SHARE
+
     def _relocalize(self, depth: np.ndarray) -> Alignment | None:
         """Global registration (FPFH + RANSAC) over the regions of ``_search_regions``."""
         from sim2real.tracking.relocalize import GlobalSearch
@@ -386,6 +409,8 @@ class Tracker:
                 if a.score < self.config.recover_score:  # a near miss: widen the capture
                     wide = self._align(depth, self._align_nearest(depth, T))
                     a = wide if self._rank(wide) > self._rank(a) else a
+                if self._on_still_background(depth, a):
+                    continue
                 if best is None or self._rank(a) > self._rank(best):
                     best = a
             if best is not None and self._trusted_recovery(best):
