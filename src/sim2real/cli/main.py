@@ -13,6 +13,7 @@ from sim2real import __version__
 from sim2real.cli.adapt import adapt_cmd
 from sim2real.cli.depth import app as depth_app
 from sim2real.cli.model import app as model_app
+from sim2real.cli.sysid import app as sysid_app
 from sim2real.cli.track import app as track_app
 from sim2real.core.errors import InputError
 
@@ -25,6 +26,7 @@ app = typer.Typer(
 )
 app.add_typer(depth_app, name="depth")
 app.add_typer(track_app, name="track")
+app.add_typer(sysid_app, name="sysid")
 app.add_typer(model_app, name="model")
 app.command("adapt")(adapt_cmd)
 
@@ -68,6 +70,8 @@ MULTI_VALUE_OPTIONS = {
     ("depth", "gap"): ("--frames",),
     ("track", "run"): ("--frames",),
     ("model", "tune"): ("--frames", "--poses"),
+    ("sysid", "fit"): ("--log", "--holdout"),
+    ("sysid", "eval"): ("--log",),
 }
 """Options that take several values after one flag (``--frames a.png b.png``), per command;
 click wants the flag repeated, so the arguments are rewritten before parsing."""

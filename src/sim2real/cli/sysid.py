@@ -1,0 +1,148 @@
+"""``sim2real sysid ...``: identify a MuJoCo model's parameters from real robot logs, and
+evaluate a fitted model on logs (thin shells over :mod:`sim2real.sysid`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+app = typer.Typer(
+    help="System identification of MuJoCo models from robot logs.", no_args_is_help=True
+)
+
+
+@app.command("fit")
+def fit_cmd(
+    model: Annotated[
+        str, typer.Option("--model", help="Built-in model name or an MJCF / URDF path.")
+    ],
+    log: Annotated[list[Path], typer.Option("--log", help="Log(s) to fit on (CSV or JSON).")],
+    out: Annotated[Path, typer.Option("--out", help="The fitted standalone MJCF to write.")],
+    spec: Annotated[
+        Path | None, typer.Option("--spec", help="Parameter spec YAML (built-in's default).")
+    ] = None,
+    mapping: Annotated[
+        Path | None, typer.Option("--mapping", help="Column mapping YAML (built-in's default).")
+    ] = None,
+    holdout: Annotated[
+        list[Path] | None, typer.Option("--holdout", help="Log(s) to evaluate on.")
+    ] = None,
+    report: Annotated[
+        Path | None, typer.Option("--report", help="Folder for the HTML report.")
+    ] = None,
+    segment_s: Annotated[
+        float | None,
+        typer.Option(
+            "--segment-s", help="Multiple-shooting segment length [s] (built-in's, else 0.5)."
+        ),
+    ] = None,
+    time_budget_s: Annotated[
+        float | None,
+        typer.Option("--time-budget", help="Optimizer time budget [s] (built-in's, else 40)."),
+    ] = None,
+    max_evals: Annotated[int, typer.Option("--max-evals", help="Evaluations at most.")] = 2500,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of CMA-ES and the bootstrap.")] = 0,
+    quiet: Annotated[bool, typer.Option("--quiet", help="Print only the output paths.")] = False,
+) -> None:
+    """Fit the parameters of MODEL to LOGs (multiple shooting, CMA-ES) and write FITTED.xml,
+    its sidecar, parameters with uncertainty, dr.yaml and an optional report."""
+    from sim2real.core.errors import InputError
+    from sim2real.sim.builtin import BUILTINS
+    from sim2real.sysid.fit import FitConfig
+    from sim2real.sysid.objective import ObjectiveConfig
+    from sim2real.sysid.run import identify
+
+    builtin = BUILTINS.get(model)
+    if segment_s is None:
+        segment_s = builtin.segment_s if builtin else 0.5
+    if time_budget_s is None:
+        time_budget_s = builtin.time_budget_s if builtin else 40.0
+    if segment_s <= 0 or time_budget_s <= 0 or max_evals < 10:
+        raise InputError(None, "--segment-s/--time-budget/--max-evals", "must be positive")
+    if out.suffix.lower() != ".xml":
+        raise InputError(None, "--out", f"the fitted model must be an .xml file, got {out}")
+    cfg = FitConfig(
+        objective=ObjectiveConfig(segment_s=segment_s),
+        time_budget_s=time_budget_s,
+        max_evals=max_evals,
+        seed=seed,
+    )
+    result = _run_with_progress(
+        lambda progress: identify(
+            model, log, spec=spec, mapping=mapping, holdout=holdout, cfg=cfg, progress=progress
+        ),
+        quiet,
+        max_evals,
+    )
+    paths = result.write(out, report)
+    if not quiet:
+        for line in result.summary_lines():
+            typer.echo(line)
+    for p in paths:
+        typer.echo(f"wrote {p}")
+
+
+def _run_with_progress(job, quiet: bool, total: int):
+    if quiet:
+        return job(None)
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(
+        TextColumn("fitting"), BarColumn(), TextColumn("{task.completed} evals"),
+        TextColumn("cost {task.fields[cost]:.4g}"), TimeElapsedColumn(), transient=True,
+    ) as bar:  # fmt: skip
+        task = bar.add_task("fit", total=total, cost=float("nan"))
+        return job(lambda n, cost: bar.update(task, completed=n, cost=cost))
+
+
+@app.command("eval")
+def eval_cmd(
+    model: Annotated[
+        str, typer.Option("--model", help="Built-in name, or an MJCF/URDF (e.g. FITTED.xml).")
+    ],
+    log: Annotated[list[Path], typer.Option("--log", help="Log(s) to evaluate on.")],
+    mapping: Annotated[
+        Path | None, typer.Option("--mapping", help="Column mapping YAML (built-in's default).")
+    ] = None,
+    builtin_mapping: Annotated[
+        str | None,
+        typer.Option("--builtin-mapping", help="Use this built-in model's column mapping."),
+    ] = None,
+    plain: Annotated[
+        bool, typer.Option("--plain", help="Ignore the sidecar: plain MuJoCo behaviour.")
+    ] = False,
+) -> None:
+    """Position RMSE of MODEL on LOGs over 0.5 s and 2 s segments started from the measured
+    state and driven by the logged controls."""
+    import numpy as np
+
+    from sim2real.core.errors import InputError
+    from sim2real.params.space import ParamSpace
+    from sim2real.sim.builtin import BUILTINS, resolve_model
+    from sim2real.sim.mapping import load_mapping
+    from sim2real.sim.model import load_sim_model, sim_model_from_xml
+    from sim2real.sysid.evaluate import prediction_errors
+    from sim2real.sysid.run import load_logs
+
+    path, builtin = resolve_model(model)
+    if mapping is None:
+        name = builtin_mapping or (builtin.name if builtin else None)
+        if name not in BUILTINS:
+            raise InputError("--mapping", None, "give --mapping or --builtin-mapping NAME")
+        mapping = BUILTINS[name].mapping
+    mp = load_mapping(mapping)
+    sim = (
+        sim_model_from_xml(path.read_text(), str(path))
+        if plain
+        else load_sim_model(path, drive_joints=list(mp.actuators))
+    )
+    logs = load_logs(log, mp, float(sim.model.opt.timestep))
+    errs = prediction_errors(sim, ParamSpace(params=[]), np.zeros(0), logs)
+    for h, e in errs.items():
+        per = ", ".join(
+            f"{j} {v:.4f}" for j, v in zip(logs[0].joints, e.per_joint_rad, strict=True)
+        )
+        typer.echo(f"{h:g} s segments: position RMSE {e.rmse_rad:.4f} rad ({per}; "
+                   f"{e.segments} segments, {e.unstable} unstable)")  # fmt: skip

@@ -1,0 +1,227 @@
+"""``ParamSpace``: an ordered list of named scalar parameters, each with a target (what it
+writes), a nominal value, bounds, a scale (linear or log) and an optional prior.
+
+The optimizer works in the unit cube: ``u = 0`` is the lower bound, ``u = 1`` the upper one,
+linear or logarithmic in between. YAML form::
+
+    params:
+      - name: mass_kg
+        target: "body.mass:pendulum"
+        nominal: 0.2
+        bounds: [0.05, 1.0]
+        scale: log
+        prior: {kind: normal, mean: 0.2, std: 0.05}
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from sim2real.core.atomic import write_text_atomic
+from sim2real.core.errors import InputError
+
+
+class Prior(BaseModel):
+    """Prior belief on a parameter: ``normal`` (mean, std in the parameter's unit),
+    ``lognormal`` (mean = median in the parameter's unit, std of its natural log) or
+    ``uniform`` (over the bounds). Sampling is truncated to the bounds."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+    kind: Literal["normal", "lognormal", "uniform"] = "uniform"
+    mean: float | None = Field(None, description="normal: mean; lognormal: median")
+    std: float | None = Field(None, gt=0, description="normal: std; lognormal: std of log")
+
+    @model_validator(mode="after")
+    def _complete(self) -> Prior:
+        if self.kind != "uniform" and (self.mean is None or self.std is None):
+            raise ValueError(f"a {self.kind} prior needs mean and std")
+        if self.kind == "lognormal" and self.mean is not None and self.mean <= 0:
+            raise ValueError("a lognormal prior needs mean (the median) > 0")
+        return self
+
+
+class Param(BaseModel):
+    """One named scalar. ``target`` says what it writes, e.g. ``"joint.damping:shoulder"``
+    (see :mod:`sim2real.sim.targets`); ``bounds`` is [lower, upper] in the target's SI unit
+    (lower == upper fixes the parameter)."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+    name: str = Field(..., min_length=1)
+    target: str = Field(..., min_length=1)
+    nominal: float
+    bounds: tuple[float, float]
+    scale: Literal["linear", "log"] = "linear"
+    prior: Prior | None = None
+    description: str = ""
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Param:
+        lo, hi = self.bounds
+        if lo > hi:
+            raise ValueError(f"bounds of {self.name!r}: lower {lo} > upper {hi}")
+        if not lo <= self.nominal <= hi:
+            raise ValueError(f"nominal {self.nominal} of {self.name!r} is outside [{lo}, {hi}]")
+        if self.scale == "log" and lo <= 0:
+            raise ValueError(f"log scale of {self.name!r} needs a lower bound > 0, got {lo}")
+        return self
+
+    @property
+    def free(self) -> bool:
+        return self.bounds[0] < self.bounds[1]
+
+
+class ParamSpace(BaseModel):
+    """Ordered parameters; arrays of values are ``(..., P)`` in the order of ``params``."""
+
+    model_config = ConfigDict(extra="forbid")
+    params: list[Param]
+
+    @model_validator(mode="after")
+    def _unique(self) -> ParamSpace:
+        names = [p.name for p in self.params]
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise ValueError(f"duplicate parameter names: {', '.join(dup)}")
+        return self
+
+    def __len__(self) -> int:
+        return len(self.params)
+
+    @property
+    def names(self) -> list[str]:
+        return [p.name for p in self.params]
+
+    def index(self, name: str) -> int:
+        return self.names.index(name)
+
+    def nominal(self) -> np.ndarray:
+        """(P,) nominal values."""
+        return np.array([p.nominal for p in self.params], dtype=float)
+
+    def lower(self) -> np.ndarray:
+        return np.array([p.bounds[0] for p in self.params], dtype=float)
+
+    def upper(self) -> np.ndarray:
+        return np.array([p.bounds[1] for p in self.params], dtype=float)
+
+    def free_mask(self) -> np.ndarray:
+        """(P,) bool: parameters with lower < upper."""
+        return np.array([p.free for p in self.params], dtype=bool)
+
+    def _log(self) -> np.ndarray:
+        return np.array([p.scale == "log" for p in self.params], dtype=bool)
+
+    def to_unit(self, values: np.ndarray) -> np.ndarray:
+        """(..., P) values -> (..., P) unit-cube coordinates (0 for fixed parameters)."""
+        values = np.asarray(values, dtype=float)
+        lo, hi, log = self.lower(), self.upper(), self._log()
+        span = np.where(hi > lo, hi - lo, 1.0)
+        lin = (values - lo) / span
+        with np.errstate(divide="ignore", invalid="ignore"):
+            lspan = np.where(hi > lo, np.log(np.where(log, hi, 2.0) / np.where(log, lo, 1.0)), 1.0)
+            lg = np.log(np.where(log, np.maximum(values, 1e-300), 2.0) / np.where(log, lo, 1.0))
+            out = np.where(log, lg / lspan, lin)
+        return np.where(hi > lo, out, 0.0)
+
+    def from_unit(self, unit: np.ndarray) -> np.ndarray:
+        """(..., P) unit-cube coordinates (clipped to [0, 1]) -> (..., P) values."""
+        u = np.clip(np.asarray(unit, dtype=float), 0.0, 1.0)
+        lo, hi, log = self.lower(), self.upper(), self._log()
+        lin = lo + u * (hi - lo)
+        safe_lo = np.where(log, lo, 1.0)
+        ratio = np.where(log, hi, 1.0) / safe_lo
+        lg = safe_lo * ratio**u
+        return np.where(log, lg, lin)
+
+    def clip(self, values: np.ndarray) -> np.ndarray:
+        return np.clip(values, self.lower(), self.upper())
+
+    def sample(self, n: int, rng: np.random.Generator, *, use_prior: bool = True) -> np.ndarray:
+        """(n, P) samples: each parameter from its prior (truncated to its bounds by
+        resampling) when it has one and ``use_prior``, else uniform in its scale."""
+        out = self.from_unit(rng.random((n, len(self))))
+        for j, p in enumerate(self.params):
+            if not use_prior or p.prior is None or p.prior.kind == "uniform" or not p.free:
+                continue
+            out[:, j] = _truncated(p, n, rng)
+        return out
+
+    def replace(self, values: dict[str, float] | None = None, **kwargs: Any) -> ParamSpace:
+        """A copy with the given parameters' nominal values replaced (clipped to bounds)."""
+        values = dict(values or {}, **kwargs)
+        unknown = sorted(set(values) - set(self.names))
+        if unknown:
+            raise KeyError(f"unknown parameters: {', '.join(unknown)}")
+        params = []
+        for p in self.params:
+            if p.name in values:
+                v = float(np.clip(values[p.name], *p.bounds))
+                p = p.model_copy(update={"nominal": v})
+            params.append(p)
+        return ParamSpace(params=params)
+
+    def to_yaml(self, path: str | Path) -> None:
+        write_text_atomic(path, self.yaml_text())
+
+    def yaml_text(self) -> str:
+        data = self.model_dump(mode="json", exclude_defaults=True)
+        for p in data["params"]:
+            p["bounds"] = list(p["bounds"])
+        return yaml.safe_dump(data, sort_keys=False)
+
+
+def _truncated(p: Param, n: int, rng: np.random.Generator) -> np.ndarray:
+    assert p.prior is not None and p.prior.mean is not None and p.prior.std is not None
+    lo, hi = p.bounds
+    out = np.empty(n)
+    todo = np.arange(n)
+    for _ in range(100):
+        if p.prior.kind == "normal":
+            draw = rng.normal(p.prior.mean, p.prior.std, todo.size)
+        else:
+            draw = p.prior.mean * np.exp(rng.normal(0.0, p.prior.std, todo.size))
+        ok = (draw >= lo) & (draw <= hi)
+        out[todo[ok]] = draw[ok]
+        todo = todo[~ok]
+        if todo.size == 0:
+            return out
+    out[todo] = np.clip(p.prior.mean, lo, hi)
+    return out
+
+
+def param_space_from_dict(data: Any, source: str | Path) -> ParamSpace:
+    """Validate a parsed YAML document; problems become ``InputError(source, field)``."""
+    if isinstance(data, list):
+        data = {"params": data}
+    if not isinstance(data, dict) or "params" not in data:
+        raise InputError(source, "params", "expected a mapping with a 'params' list")
+    try:
+        return ParamSpace.model_validate(data)
+    except ValidationError as err:
+        first = err.errors()[0]
+        loc = first["loc"]
+        field = ".".join(str(x) for x in loc)
+        if len(loc) >= 2 and loc[0] == "params" and isinstance(loc[1], int):
+            items = data.get("params") or []
+            if loc[1] < len(items) and isinstance(items[loc[1]], dict):
+                name = items[loc[1]].get("name", loc[1])
+                field = ".".join(["params", str(name), *(str(x) for x in loc[2:])])
+        msg = first["msg"].removeprefix("Value error, ")
+        raise InputError(source, field, msg) from None
+
+
+def load_param_space(path: str | Path) -> ParamSpace:
+    """Read and validate a parameter-spec YAML file (see module docstring)."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(path, None, "parameter spec not found")
+    try:
+        data = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as err:
+        raise InputError(path, None, f"not valid YAML: {err}") from None
+    return param_space_from_dict(data, path)

@@ -1,0 +1,134 @@
+"""Terms MuJoCo lacks, applied by the wrapper at every step: action delay, a Coulomb + viscous +
+Stribeck joint friction torque, a constant torque offset, and observation noise.
+
+Friction torque on a dof with velocity qd [rad/s] (opposing the motion):
+
+    tau_f = -(Fc (2/pi) atan(qd / v_s) + Fv qd + Fs exp(-(qd / v_st)^2) (2/pi) atan(qd / v_s))
+
+with Fc = ``coulomb_Nm``, Fv = ``viscous_Nm_s``, Fs = ``stribeck_Nm`` (excess of static over
+Coulomb friction), v_st = ``stribeck_vel_rad_s`` and the smoothing velocity v_s =
+``smooth_vel_rad_s`` (0.01 rad/s: the published DFKI model's ``Fc atan(100 qd)`` is this term
+with Fc_here = Fc_published * pi / 2).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass
+class ExtraTerms:
+    """Per-dof arrays have shape (nv,)."""
+
+    nv: int
+    delay_s: float = 0.0
+    smooth_vel_rad_s: float = 0.01
+    coulomb_Nm: np.ndarray = field(default=None)  # type: ignore[assignment]
+    viscous_Nm_s: np.ndarray = field(default=None)  # type: ignore[assignment]
+    stribeck_Nm: np.ndarray = field(default=None)  # type: ignore[assignment]
+    stribeck_vel_rad_s: np.ndarray = field(default=None)  # type: ignore[assignment]
+    offset_Nm: np.ndarray = field(default=None)  # type: ignore[assignment]
+    pos_noise_rad: np.ndarray = field(default=None)  # type: ignore[assignment]
+    vel_noise_rad_s: np.ndarray = field(default=None)  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        for name in ("coulomb_Nm", "viscous_Nm_s", "stribeck_Nm", "offset_Nm"):
+            if getattr(self, name) is None:
+                setattr(self, name, np.zeros(self.nv))
+        for name in ("pos_noise_rad", "vel_noise_rad_s"):
+            if getattr(self, name) is None:
+                setattr(self, name, np.zeros(self.nv))
+        if self.stribeck_vel_rad_s is None:
+            self.stribeck_vel_rad_s = np.full(self.nv, 0.1)
+
+    def copy(self) -> ExtraTerms:
+        return ExtraTerms(
+            self.nv,
+            self.delay_s,
+            self.smooth_vel_rad_s,
+            *(
+                getattr(self, n).copy()
+                for n in (
+                    "coulomb_Nm",
+                    "viscous_Nm_s",
+                    "stribeck_Nm",
+                    "stribeck_vel_rad_s",
+                    "offset_Nm",
+                    "pos_noise_rad",
+                    "vel_noise_rad_s",
+                )
+            ),
+        )
+
+    @property
+    def state_dependent(self) -> bool:
+        """True when a friction term needs the state at each step (so the wrapper steps in
+        Python instead of handing the open-loop controls to ``mujoco.rollout``)."""
+        return bool(
+            np.any(self.coulomb_Nm) or np.any(self.viscous_Nm_s) or np.any(self.stribeck_Nm)
+        )
+
+    def friction_torque(self, qvel: np.ndarray) -> np.ndarray:
+        """(..., nv) joint velocities [rad/s] -> (..., nv) friction torque [N m]."""
+        sgn = (2.0 / np.pi) * np.arctan(qvel / self.smooth_vel_rad_s)
+        vst = np.maximum(self.stribeck_vel_rad_s, 1e-9)
+        strib = self.stribeck_Nm * np.exp(-((qvel / vst) ** 2)) * sgn
+        return -(self.coulomb_Nm * sgn + self.viscous_Nm_s * qvel + strib)
+
+    def observe(
+        self, qpos: np.ndarray, qvel: np.ndarray, rng: np.random.Generator | None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Add observation noise to (..., nv) hinge/slide positions and velocities."""
+        if rng is None or not (np.any(self.pos_noise_rad) or np.any(self.vel_noise_rad_s)):
+            return qpos, qvel
+        return (
+            qpos + rng.standard_normal(qpos.shape) * self.pos_noise_rad,
+            qvel + rng.standard_normal(qvel.shape) * self.vel_noise_rad_s,
+        )
+
+    def to_dict(self, dof_names: list[str]) -> dict:
+        """Non-zero terms keyed by dof (joint) name, for the sidecar YAML."""
+        out: dict = {"delay_s": float(self.delay_s), "smooth_vel_rad_s": self.smooth_vel_rad_s}
+        for name in (
+            "coulomb_Nm",
+            "viscous_Nm_s",
+            "stribeck_Nm",
+            "stribeck_vel_rad_s",
+            "offset_Nm",
+            "pos_noise_rad",
+            "vel_noise_rad_s",
+        ):
+            arr = getattr(self, name)
+            out[name] = {n: float(v) for n, v in zip(dof_names, arr, strict=True)}
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict, dof_names: list[str]) -> ExtraTerms:
+        out = cls(len(dof_names))
+        out.delay_s = float(data.get("delay_s", 0.0))
+        out.smooth_vel_rad_s = float(data.get("smooth_vel_rad_s", 0.01))
+        for name, per in data.items():
+            if isinstance(per, dict) and hasattr(out, name):
+                arr = getattr(out, name)
+                for joint, value in per.items():
+                    if joint in dof_names:
+                        arr[dof_names.index(joint)] = float(value)
+        return out
+
+
+def delayed_controls(ctrl: np.ndarray, hist: int, steps: int, delay_steps: float) -> np.ndarray:
+    """Controls delayed by a fractional number of steps.
+
+    ``ctrl``: (B, hist + steps, nu), where index ``hist`` is the control of the first
+    simulated step and the ``hist`` entries before it are earlier controls of the same log.
+    Returns (B, steps, nu): u(t - delay), linearly interpolated, clamped to the first entry."""
+    if delay_steps <= 0:
+        return ctrl[:, hist : hist + steps]
+    pos = np.arange(hist, hist + steps) - delay_steps
+    pos = np.clip(pos, 0, ctrl.shape[1] - 1)
+    i0 = np.floor(pos).astype(int)
+    i1 = np.minimum(i0 + 1, ctrl.shape[1] - 1)
+    w = (pos - i0)[None, :, None]
+    return ctrl[:, i0] * (1 - w) + ctrl[:, i1] * w

@@ -1,0 +1,113 @@
+"""Column mapping of a robot log (CSV or JSON): which column is the time, which are the
+measured position and velocity of which joint, and which drive which actuator. Never assume
+column order. YAML form::
+
+    time: time                 # column of the timestamps
+    time_scale_s: 1.0          # seconds per time unit (0.001 for milliseconds)
+    records: entries           # JSON only: key of the per-sample records (or columns)
+    joints:
+      shoulder: {position: position, velocity: velocity}
+    actuators:
+      shoulder: {column: torque}                 # ctrl of actuator 'shoulder' [N m]
+      # {column: goal_position, multiply_by: torque_enable, scale: 1.0, despike: false}
+    valid_if: torque_enable    # optional: segments only where this column is non-zero
+    position_unit: rad         # or deg (converted)
+    time_order: sort           # sort out-of-order rows, drop duplicated times; or strict
+    command_resample: linear   # linear or zoh (hold) when resampling the commands
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from sim2real.core.errors import InputError
+
+
+class JointColumns(BaseModel):
+    """Measured signals of one joint: position [rad or m] and, optionally, velocity
+    [rad/s or m/s] (differentiated from the position when absent)."""
+
+    model_config = ConfigDict(extra="forbid")
+    position: str
+    velocity: str | None = None
+    sign: float = Field(1.0, description="multiply position and velocity by this (+1 or -1)")
+
+
+class ActuatorColumn(BaseModel):
+    """The column that drives an actuator's ``ctrl`` (a torque in N m for torque actuators,
+    a goal position for position servos), times ``scale``, times ``multiply_by``'s column."""
+
+    model_config = ConfigDict(extra="forbid")
+    column: str
+    scale: float = 1.0
+    multiply_by: str | None = None
+    despike: bool = Field(
+        False,
+        description="replace isolated spikes (Hampel filter: more than 4 robust sigmas from "
+        "the median of the 15 samples around) by that median",
+    )
+
+
+class LogMapping(BaseModel):
+    """See the module docstring."""
+
+    model_config = ConfigDict(extra="forbid")
+    time: str = "time"
+    time_scale_s: float = Field(1.0, gt=0)
+    records: str | None = None
+    joints: dict[str, JointColumns]
+    actuators: dict[str, ActuatorColumn] = Field(default_factory=dict)
+    valid_if: str | None = Field(
+        None,
+        description="column that is non-zero where the samples may be simulated (e.g. a "
+        "servo's torque_enable); segments skip the rest",
+    )
+    position_unit: Literal["rad", "deg"] = "rad"
+    time_order: Literal["sort", "strict"] = "sort"
+    command_resample: Literal["linear", "zoh"] = "linear"
+    max_gap_s: float | None = Field(
+        None, gt=0, description="longer sample intervals are gaps (default 5 x the median)"
+    )
+
+    def columns(self) -> dict[str, str]:
+        """Every mapped column -> where it is mapped (for error messages)."""
+        out = {self.time: "time"}
+        for j, c in self.joints.items():
+            out[c.position] = f"joints.{j}.position"
+            if c.velocity:
+                out[c.velocity] = f"joints.{j}.velocity"
+        if self.valid_if:
+            out[self.valid_if] = "valid_if"
+        for a, c in self.actuators.items():
+            out[c.column] = f"actuators.{a}.column"
+            if c.multiply_by:
+                out[c.multiply_by] = f"actuators.{a}.multiply_by"
+        return out
+
+
+def load_mapping(path: str | Path) -> LogMapping:
+    """Read and validate a column-mapping YAML; problems become ``InputError``."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(path, None, "column mapping not found")
+    try:
+        data = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as err:
+        raise InputError(path, None, f"not valid YAML: {err}") from None
+    return mapping_from_dict(data, path)
+
+
+def mapping_from_dict(data: object, source: str | Path) -> LogMapping:
+    if not isinstance(data, dict):
+        raise InputError(source, None, "expected a mapping with 'time', 'joints', 'actuators'")
+    try:
+        return LogMapping.model_validate(data)
+    except ValidationError as err:
+        errors = err.errors()
+        field = ".".join(str(x) for x in errors[0]["loc"])
+        text = "; ".join(f"{'.'.join(str(x) for x in e['loc'])}: {e['msg']}" for e in errors[:3])
+        raise InputError(source, field, text) from None

@@ -1,0 +1,138 @@
+"""Log reading and validation with small hand-made CSV and JSON files."""
+
+import json
+import warnings
+
+import numpy as np
+import pytest
+
+from sim2real.core.errors import InputError
+from sim2real.sim.logs import despike, read_log, resample_log
+from sim2real.sim.mapping import LogMapping, load_mapping
+
+MAPPING = LogMapping(
+    time="t",
+    joints={"j": {"position": "q", "velocity": "qd"}},
+    actuators={"j": {"column": "tau"}},
+)
+
+
+def write_csv(path, rows, header="t,q,qd,tau"):
+    path.write_text(header + "\n" + "\n".join(",".join(str(x) for x in r) for r in rows) + "\n")
+    return path
+
+
+def ramp_rows(n=50, dt=0.01):
+    # q = 0.5 t, qd = 0.5, tau = t
+    return [[i * dt, 0.5 * i * dt, 0.5, i * dt] for i in range(n)]
+
+
+def test_clean_csv_reads_in_mapping_order(tmp_path):
+    # columns in another order than the mapping's: never assume column order
+    rows = [[r[3], r[0], r[2], r[1]] for r in ramp_rows()]
+    log = read_log(write_csv(tmp_path / "a.csv", rows, "tau,t,qd,q"), MAPPING)
+    assert log.qpos.shape == (50, 1) and log.ctrl.shape == (50, 1)
+    assert np.allclose(log.qpos[:, 0], 0.5 * log.time_s)
+    assert np.allclose(log.ctrl[:, 0], log.time_s)
+
+
+def test_nan_rows_are_dropped_and_reported(tmp_path):
+    rows = ramp_rows()
+    rows[10][1] = "nan"
+    rows[20][3] = ""
+    log = read_log(write_csv(tmp_path / "a.csv", rows), MAPPING)
+    assert log.time_s.size == 48
+    assert any("dropped 2 rows" in n and "row 11" in n for n in log.notes)
+
+
+def test_duplicated_and_decreasing_time_sorted_or_rejected(tmp_path):
+    rows = ramp_rows()
+    rows[5], rows[6] = rows[6], rows[5]  # decreasing
+    rows[30] = list(rows[29])  # duplicated
+    path = write_csv(tmp_path / "a.csv", rows)
+    log = read_log(path, MAPPING)
+    assert log.time_s.size == 49 and (np.diff(log.time_s) > 0).all()
+    assert any("1 duplicated and 1 decreasing" in n for n in log.notes)
+    strict = MAPPING.model_copy(update={"time_order": "strict"})
+    with pytest.raises(InputError, match="not strictly increasing"):
+        read_log(path, strict)
+
+
+def test_missing_column_names_it_with_close_matches(tmp_path):
+    path = write_csv(tmp_path / "a.csv", ramp_rows(), "t,q,qd,torque")
+    with pytest.raises(InputError) as err:
+        read_log(path, MAPPING)
+    text = str(err.value)
+    assert "tau" in text and "actuators.j.column" in text and "torque" in text
+
+
+def test_gap_is_reported_and_masked_after_resampling(tmp_path):
+    rows = ramp_rows(60)
+    rows = rows[:30] + [[r[0] + 0.5, *r[1:]] for r in rows[30:]]  # 0.5 s hole after 0.29 s
+    log = read_log(write_csv(tmp_path / "a.csv", rows), MAPPING)
+    assert any("gap of 0.510 s at t = 0.290 s" in n for n in log.notes)
+    res = resample_log(log, 0.002)
+    inside = (res.time_s > 0.29) & (res.time_s < 0.8)
+    assert not res.valid[inside].any() and res.valid[~inside].all()
+
+
+def test_resampling_interpolates_linearly(tmp_path):
+    rows = ramp_rows(11, 0.1)  # 0..1 s at 10 Hz, with 3 ms jitter on one sample
+    rows[4][0] = 0.403
+    log = resample_log(read_log(write_csv(tmp_path / "a.csv", rows), MAPPING), 0.05)
+    assert log.time_s.size == 21 and log.dt_s == 0.05
+    # between samples 3 (t=0.3, tau=0.3) and 4 (t=0.403, tau=0.4): tau(0.35) by hand
+    assert log.ctrl[7, 0] == pytest.approx(0.3 + 0.1 * 0.05 / 0.103)
+    zoh = resample_log(read_log(write_csv(tmp_path / "a.csv", rows), MAPPING), 0.05, "zoh")
+    assert zoh.ctrl[7, 0] == pytest.approx(0.3)
+
+
+def test_degrees_are_warned_about(tmp_path):
+    t = np.arange(200) * 0.01
+    q_deg = np.degrees(np.sin(t))
+    rows = [[a, b, np.cos(a), 0.0] for a, b in zip(t, q_deg, strict=True)]  # qd in rad/s
+    with pytest.warns(UserWarning, match="looks like degrees"):
+        read_log(write_csv(tmp_path / "a.csv", rows), MAPPING)
+    deg = MAPPING.model_copy(update={"position_unit": "deg"})
+    rows = [[a, b, np.degrees(np.cos(a)), 0.0] for a, b in zip(t, q_deg, strict=True)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        log = read_log(write_csv(tmp_path / "b.csv", rows), deg)
+    assert np.allclose(log.qpos[:, 0], np.sin(t))
+
+
+def test_json_records_valid_if_and_despike(tmp_path):
+    entries = [
+        {"timestamp": i * 0.005, "position": 0.01 * i, "speed": 2.0, "goal_position": 0.3,
+         "torque_enable": i < 30}
+        for i in range(60)
+    ]  # fmt: skip
+    entries[10]["goal_position"] = 9.0  # a spike
+    path = tmp_path / "log.json"
+    path.write_text(json.dumps({"kp": 200, "entries": entries}))
+    mp = tmp_path / "map.yaml"
+    mp.write_text(
+        "time: timestamp\nrecords: entries\nvalid_if: torque_enable\n"
+        "joints: {horn: {position: position, velocity: speed}}\n"
+        "actuators: {horn: {column: goal_position, despike: true}}\n"
+    )
+    log = read_log(path, load_mapping(mp))
+    assert log.meta["kp"] == 200
+    assert log.valid.tolist() == [True] * 30 + [False] * 30
+    assert np.allclose(log.ctrl[:, 0], 0.3)
+    assert any("1 spikes" in n for n in log.notes)
+
+
+def test_despike_keeps_a_smooth_signal():
+    x = np.sin(np.linspace(0, 6, 300))
+    y, n = despike(x)
+    assert n == 0 and np.array_equal(x, y)
+
+
+def test_bad_mapping_and_missing_file(tmp_path):
+    mp = tmp_path / "map.yaml"
+    mp.write_text("time: t\njoints: {j: {positon: q}}\n")
+    with pytest.raises(InputError, match="positon"):
+        load_mapping(mp)
+    with pytest.raises(InputError, match="log not found"):
+        read_log(tmp_path / "nope.csv", MAPPING)

@@ -1,0 +1,80 @@
+"""`sim2real sysid` as a user meets it: bad input gives one line, exit code 2, no output."""
+
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from sim2real.sim.builtin import BUILTINS
+
+
+def run_cli(*args):
+    return subprocess.run(
+        [sys.executable, "-m", "sim2real.cli.main", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def assert_one_line_error(proc, *needles):
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("error: ")
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+
+
+def spec_with(tmp_path, **change):
+    spec = yaml.safe_load(BUILTINS["pendulum-dfki"].spec.read_text())
+    spec["params"][0].update(change)
+    path = tmp_path / "spec.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("case", "needles"),
+    [
+        ("missing_column", ["torque", "actuators.shoulder.column", "does not exist"]),
+        ("unknown_body", ["no body named 'pendulm'", "close matches: pendulum"]),
+        ("bounds", ["params.mass_kg", "lower 3.0 > upper 0.5"]),
+        ("unknown_model", ["--model", "pendulum-dfk", "did you mean pendulum-dfki"]),
+        ("missing_log", ["log not found"]),
+    ],
+)
+def test_bad_input_one_line_exit_2_no_output(tmp_path, synth_csv, case, needles):
+    path, _ = synth_csv
+    out = tmp_path / "out" / "fitted.xml"
+    args = ["sysid", "fit", "--model", "pendulum-dfki", "--log", path, "--out", out, "--quiet"]
+    if case == "missing_column":
+        bad = tmp_path / "bad.csv"
+        bad.write_text(path.read_text().replace("torque", "tau", 1))
+        args[5] = bad
+    elif case == "unknown_body":
+        args += ["--spec", spec_with(tmp_path, target="body.mass:pendulm")]
+    elif case == "bounds":
+        args += ["--spec", spec_with(tmp_path, bounds=[3.0, 0.5], nominal=1.0)]
+    elif case == "unknown_model":
+        args[3] = "pendulum-dfk"
+    elif case == "missing_log":
+        args[5] = tmp_path / "nope.csv"
+    assert_one_line_error(run_cli(*args), *needles)
+    assert not (tmp_path / "out").exists()
+
+
+def test_fit_and_eval_round_trip(tmp_path, synth_csv):
+    path, _ = synth_csv
+    out = tmp_path / "fitted.xml"
+    proc = run_cli("sysid", "fit", "--model", "pendulum-dfki", "--log", path, "--holdout", path,
+                   "--out", out, "--time-budget", "3", "--max-evals", "60", "--quiet")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert out.is_file() and (tmp_path / "dr.yaml").is_file()
+    params = yaml.safe_load((tmp_path / "fitted.params.yaml").read_text())
+    ev = run_cli("sysid", "eval", "--model", out, "--log", path, "--builtin-mapping",
+                 "pendulum-dfki", "--plain")  # fmt: skip
+    assert ev.returncode == 0, ev.stderr
+    reported = params["errors_rmse_rad"]["plain_mjcf"]["0.5s"]
+    assert f"0.5 s segments: position RMSE {reported:.4f} rad" in ev.stdout
