@@ -32,3 +32,5 @@ def test_demo_writes_its_report_and_images(tmp_path, real_data):
     # the model stages: a STEP bracket prepared into a MODEL_DIR, the M3T triangle tuned
     assert (tmp_path / "demo" / "model" / "bracket_model" / "model.yaml").is_file()
     assert "Tuned model" in html and "Model preparation" in html
+    # the dynamics stage: the real pendulum log against its identified model
+    assert (tmp_path / "demo" / "dynamics_overlay.png").stat().st_size > 5000

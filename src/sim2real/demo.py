@@ -1,7 +1,8 @@
 """``sim2real demo``: the main job on built-in defaults. Renders a built-in bracket on a table
 with several sensor presets, and (when the real data is present) a real RealSense frame beside
 a simulation of the same part at the same pose; a tracked sequence; a STEP part prepared into a
-tracking model and the real M3T part tuned with its frame. Later stages add their sections."""
+tracking model and the real M3T part tuned with its frame; the DFKI pendulum identified from its
+real log. Later stages add their sections."""
 
 from __future__ import annotations
 
@@ -308,5 +309,8 @@ def run_demo(out: str | Path = "runs/demo", quiet: bool = False) -> DemoResult:
     tuned = tuned_model_section(out, quiet)
     if tuned is not None:
         sections.append(tuned)
-    report = write_html_report(out, "sim2real demo: depth sensors and part tracking", sections)
+    from sim2real.sysid.demo import run_dynamics_demo
+
+    sections += run_dynamics_demo(out, quiet)
+    report = write_html_report(out, "sim2real demo: depth sensors, part tracking, dynamics", sections)
     return DemoResult(report=report, summaries=summaries)
