@@ -32,6 +32,10 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_depth.py
 	$(BIN)/python benchmarks/bench_calibrate.py
 	$(BIN)/python benchmarks/bench_tracking.py
+	$(BIN)/python benchmarks/bench_sequences.py
+	$(BIN)/python benchmarks/bench_model.py
+	$(BIN)/python benchmarks/bench_rollout.py
+	$(BIN)/python benchmarks/bench_sysid.py
 
 clean:
 	rm -rf $(VENV) runs build *.egg-info src/*.egg-info
