@@ -7,29 +7,11 @@ import sys
 import numpy as np
 import pytest
 import trimesh
+from cli_helpers import assert_one_line_error, run_cli
 
 from sim2real.core.depth_io import read_depth
 
 BOX_POSE = "0 0 0.6 1 0 0 0"  # 180 deg about x: the box's top faces the camera, 0.6 m away
-
-
-def run_cli(*args, cwd=None):
-    return subprocess.run(
-        [sys.executable, "-m", "sim2real.cli.main", *map(str, args)],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        timeout=120,
-    )
-
-
-def assert_one_line_error(proc, *needles):
-    assert proc.returncode == 2, proc.stderr
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1, proc.stderr  # one line, no traceback
-    assert lines[0].startswith("error: ")
-    for needle in needles:
-        assert needle in lines[0], lines[0]
 
 
 @pytest.fixture(scope="module")

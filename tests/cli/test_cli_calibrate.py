@@ -1,32 +1,18 @@
 """`depth calibrate` and `depth gap` as a user runs them, on real frames and on bad input."""
 
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pytest
+from cli_helpers import assert_one_line_error, run_cli
 
 from sim2real.sensors.profile import load_profile
 
 pytestmark = pytest.mark.slow
 
 
-def run_cli(*args):
-    return subprocess.run(
-        [sys.executable, "-m", "sim2real.cli.main", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-
-
 def one_line_error(proc, *needles):
-    assert proc.returncode == 2, proc.stderr
-    lines = [line for line in proc.stderr.strip().splitlines() if not line.startswith("warning:")]
-    assert len(lines) == 1 and lines[0].startswith("error: "), proc.stderr
-    for needle in needles:
-        assert needle in lines[0], lines[0]
+    return assert_one_line_error(proc, *needles, warnings_ok=True)  # calibration may warn
 
 
 def test_calibrate_then_gap_on_the_pcl_frames(real_data, tmp_path):

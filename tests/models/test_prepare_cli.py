@@ -1,10 +1,8 @@
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 import trimesh
 import yaml
+from cli_helpers import assert_one_line_error, run_cli
 
 from sim2real.core.errors import InputError
 from sim2real.core.mesh_io import load_mesh
@@ -15,23 +13,6 @@ from sim2real.models.prepare import PrepareConfig, prepare_model
 from sim2real.tracking.symmetry import parse_symmetry
 
 FAST = ["--views", "60", "--no-report"]
-
-
-def run_cli(*args):
-    return subprocess.run(
-        [sys.executable, "-m", "sim2real.cli.main", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-
-
-def assert_one_line_error(proc, *needles):
-    assert proc.returncode == 2, proc.stderr
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), proc.stderr
-    for needle in needles:
-        assert needle in lines[0], lines[0]
 
 
 @pytest.fixture(scope="module")

@@ -1,23 +1,12 @@
 """`sim2real model tune` on the real M3T frame: the dark triangle returns depth on few of its
 pixels; the tuned model must predict that far better, and the tracker must pick it up."""
 
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 import yaml
+from cli_helpers import run_cli
 
 from sim2real.models.demo_tune import m3t_reference
-
-
-def run_cli(*args):
-    return subprocess.run(
-        [sys.executable, "-m", "sim2real.cli.main", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
 
 
 @pytest.mark.slow

@@ -122,5 +122,5 @@ def test_bad_inputs(tmp_path):
     with pytest.raises(InputError, match="behind the camera"):
         tune_surface_returns(BRACKET, [depth], CAMERA, [bad], refine=False)
     (tmp_path / "x.npz").write_bytes(b"not a zip")
-    with pytest.raises(InputError, match="x.npz"):
+    with pytest.raises(InputError, match=r"x\.npz"):
         SurfaceReturns.load(tmp_path / "x.npz")

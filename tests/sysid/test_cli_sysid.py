@@ -1,30 +1,10 @@
 """`sim2real sysid` as a user meets it: bad input gives one line, exit code 2, no output."""
 
-import subprocess
-import sys
-
 import pytest
 import yaml
+from cli_helpers import assert_one_line_error, run_cli
 
 from sim2real.sim.builtin import BUILTINS
-
-
-def run_cli(*args):
-    return subprocess.run(
-        [sys.executable, "-m", "sim2real.cli.main", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-
-
-def assert_one_line_error(proc, *needles):
-    assert proc.returncode == 2, proc.stderr
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1, proc.stderr
-    assert lines[0].startswith("error: ")
-    for needle in needles:
-        assert needle in lines[0], lines[0]
 
 
 def spec_with(tmp_path, **change):

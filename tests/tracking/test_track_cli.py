@@ -1,25 +1,15 @@
 """`track synth` -> `track run` -> `track eval` -> `adapt`, as a user chains them."""
 
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 import trimesh
+from cli_helpers import run_cli
 
 from sim2real.sensors.demo_part import machined_bracket
 
 pytestmark = pytest.mark.slow
-
-
-def run_cli(*args):
-    return subprocess.run(
-        [sys.executable, "-m", "sim2real.cli.main", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
 
 
 def test_synth_run_eval_adapt(tmp_path):

@@ -1,0 +1,31 @@
+"""Running the ``sim2real`` command as a user does, and checking its one-line errors (shared by
+the CLI tests; ``tests/`` is on pytest's ``pythonpath``)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+
+def run_cli(*args, cwd=None, timeout: float = 600) -> subprocess.CompletedProcess:
+    """``sim2real ARGS...`` in a fresh interpreter; stdout and stderr captured as text."""
+    return subprocess.run(
+        [sys.executable, "-m", "sim2real.cli.main", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=timeout,
+    )
+
+
+def assert_one_line_error(proc, *needles, warnings_ok: bool = False) -> str:
+    """Exit code 2 and exactly one ``error: ...`` line on stderr (no traceback) that contains
+    every needle; ``warnings_ok`` lets ``warning: ...`` lines stand beside it. Returns it."""
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    if warnings_ok:
+        lines = [line for line in lines if not line.startswith("warning:")]
+    assert len(lines) == 1 and lines[0].startswith("error: "), proc.stderr
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+    return lines[0]
