@@ -18,6 +18,9 @@ from sim2real.core.camera import CameraIntrinsics
 MIN_CORRESPONDENCES = 12
 MIN_CORRESPONDENCE_SHARE = 0.05
 MAX_STEP_RAD = 0.35
+CONVERGED = 1e-4
+"""An ICP step smaller than this (radians and metres together: 0.1 mm, 0.006 deg) ends the
+iterations: below the noise of any depth sensor."""
 """One ICP step may not move a model point by more than twice the gate, nor turn more than
 20 degrees."""
 
@@ -54,6 +57,19 @@ class Alignment:
         must have one (a part mostly outside the image, or hidden, cannot be confirmed)."""
         seen = self.inliers + self.behind
         return self.inliers / max(seen, 0.25 * self.expected, 1)
+
+
+def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Row-wise a x b of (N, 3) arrays (np.cross costs more in its axis handling than in the
+    arithmetic at the few hundred rows of a model view)."""
+    return np.stack(
+        [
+            a[:, 1] * b[:, 2] - a[:, 2] * b[:, 1],
+            a[:, 2] * b[:, 0] - a[:, 0] * b[:, 2],
+            a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0],
+        ],
+        axis=1,
+    )
 
 
 def _skew_update(x: np.ndarray) -> np.ndarray:
@@ -117,15 +133,17 @@ def align(
             w = np.where(np.abs(r) < c, (1 - (r / c) ** 2) ** 2, 0.0)
             if weights is not None:
                 w = w * weights[near]
-            J = np.concatenate([np.cross(pn, nn), nn], axis=1)
+            J = np.concatenate([_cross(pn, nn), nn], axis=1)
             A = (J * w[:, None]).T @ J + 1e-9 * np.eye(6)
             b = (J * w[:, None]).T @ r
             x = np.linalg.solve(A, b)
-            moved = np.linalg.norm(np.cross(x[:3], pn) + x[3:], axis=1).max()
+            moved = np.linalg.norm(
+                _cross(np.broadcast_to(x[:3], pn.shape), pn) + x[3:], axis=1
+            ).max()
             if moved > 2 * gate or np.linalg.norm(x[:3]) > MAX_STEP_RAD:
                 break  # an under-constrained solve runs away: stop rather than jump
             T = _skew_update(x) @ T
-            if np.linalg.norm(x) < 1e-6:
+            if np.linalg.norm(x) < CONVERGED:
                 break
     return evaluate(depth, camera, points, normals, T, inlier_m, occluder_m, weights)
 
@@ -254,11 +272,11 @@ def align_nearest(
         r = np.einsum("ij,ij->i", nn, qn - pn)
         c = gate_m / 2
         w = np.where(np.abs(r) < c, (1 - (r / c) ** 2) ** 2, 0.0)
-        J = np.concatenate([np.cross(pn, nn), nn], axis=1)
+        J = np.concatenate([_cross(pn, nn), nn], axis=1)
         x = np.linalg.solve((J * w[:, None]).T @ J + 1e-9 * np.eye(6), (J * w[:, None]).T @ r)
         if np.linalg.norm(x[:3]) > MAX_STEP_RAD:
             break
         T = _skew_update(x) @ T
-        if np.linalg.norm(x) < 1e-6:
+        if np.linalg.norm(x) < CONVERGED:
             break
     return T
