@@ -312,5 +312,7 @@ def run_demo(out: str | Path = "runs/demo", quiet: bool = False) -> DemoResult:
     from sim2real.sysid.demo import run_dynamics_demo
 
     sections += run_dynamics_demo(out, quiet)
-    report = write_html_report(out, "sim2real demo: depth sensors, part tracking, dynamics", sections)
+    report = write_html_report(
+        out, "sim2real demo: depth sensors, part tracking, dynamics", sections
+    )
     return DemoResult(report=report, summaries=summaries)

@@ -18,6 +18,8 @@ from sim2real.core.camera import CameraIntrinsics
 MIN_CORRESPONDENCES = 12
 MIN_CORRESPONDENCE_SHARE = 0.05
 MAX_STEP_RAD = 0.35
+MIN_OPINION_SHARE = 0.1
+"""However few returns a tuned model expects, a tenth of the view's points must have one."""
 CONVERGED = 1e-4
 """An ICP step smaller than this (radians and metres together: 0.1 mm, 0.006 deg) ends the
 iterations: below the noise of any depth sensor."""
@@ -54,9 +56,11 @@ class Alignment:
     def score(self) -> float:
         """Share of the model points with an opinion that agree: inliers / (inliers +
         contradictions), where at least a quarter of the view's points expected to return depth
-        must have one (a part mostly outside the image, or hidden, cannot be confirmed)."""
+        must have one (a part mostly outside the image, or hidden, cannot be confirmed), and
+        never fewer than a tenth of them, however dark the part: a patch confirms no pose."""
         seen = self.inliers + self.behind
-        return self.inliers / max(seen, 0.25 * self.expected, 1)
+        floor = max(0.25 * self.expected, MIN_OPINION_SHARE * self.points, 1)
+        return self.inliers / max(seen, floor)
 
 
 def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
