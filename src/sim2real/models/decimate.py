@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from sim2real.core.raycast import raycasting_scene
 from sim2real.models.viewpoints import fibonacci_sphere, view_basis
 
 
@@ -23,21 +24,11 @@ class Decimation:
     """Smallest silhouette IoU over the 26 check directions (1 = identical outlines)."""
 
 
-def _scene(vertices, faces):
-    import open3d as o3d
-
-    scene = o3d.t.geometry.RaycastingScene()
-    scene.add_triangles(
-        o3d.core.Tensor(vertices.astype(np.float32)), o3d.core.Tensor(faces.astype(np.uint32))
-    )
-    return scene
-
-
 def silhouettes(vertices, faces, directions, centre, radius, grid: int = 128) -> np.ndarray:
     """(K, grid, grid) bool: orthographic silhouettes of the mesh along ``directions``."""
     import open3d as o3d
 
-    scene = _scene(vertices, faces)
+    scene = raycasting_scene(vertices, faces)
     s = np.linspace(-radius, radius, grid, dtype=np.float32)
     gu, gv = np.meshgrid(s, s)
     rays = np.empty((len(directions), grid * grid, 6), np.float32)
@@ -67,7 +58,7 @@ def surface_deviation(va, fa, vb, fb, n: int = 20_000, seed: int = 0) -> float:
     worst = 0.0
     for (v1, f1), (v2, f2) in (((va, fa), (vb, fb)), ((vb, fb), (va, fa))):
         pts = surface_samples(v1, f1, n, rng).astype(np.float32)
-        d = _scene(v2, f2).compute_distance(o3d.core.Tensor(pts)).numpy()
+        d = raycasting_scene(v2, f2).compute_distance(o3d.core.Tensor(pts)).numpy()
         worst = max(worst, float(d.max()))
     return worst
 

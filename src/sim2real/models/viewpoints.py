@@ -21,6 +21,7 @@ import numpy as np
 from sim2real.core.atomic import atomic_path
 from sim2real.core.errors import InputError
 from sim2real.core.mesh_io import Mesh
+from sim2real.core.raycast import raycasting_scene
 
 GOLDEN_ANGLE = np.pi * (3.0 - np.sqrt(5.0))
 VIEWS_FORMAT = 1
@@ -100,17 +101,6 @@ class ViewpointModel:
         )
 
 
-def _scene(mesh: Mesh):
-    import open3d as o3d
-
-    scene = o3d.t.geometry.RaycastingScene()
-    scene.add_triangles(
-        o3d.core.Tensor(mesh.vertices.astype(np.float32)),
-        o3d.core.Tensor(mesh.faces.astype(np.uint32)),
-    )
-    return scene
-
-
 def _contours(hit: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(B, g, g) hit masks -> (edge mask, out_u, out_v): hit cells with a missed 4-neighbour
     (the grid border counts as missed) and the sum of unit steps toward missed neighbours."""
@@ -160,7 +150,7 @@ def build_viewpoints(
     vertices = mesh.vertices
     centre = (vertices.max(axis=0) + vertices.min(axis=0)) / 2
     radius = float(np.linalg.norm(vertices - centre, axis=1).max())
-    scene = _scene(mesh)
+    scene = raycasting_scene(mesh.vertices, mesh.faces)
     directions = fibonacci_sphere(n_views)
     s = np.linspace(-radius, radius, grid)
     gu, gv = np.meshgrid(s, s)  # u along the second index (columns), v along the first (rows)

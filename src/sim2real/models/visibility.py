@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from sim2real.core.raycast import raycasting_scene
 from sim2real.models.viewpoints import fibonacci_sphere, view_basis
 
 BATCH_RAYS = 2_000_000
@@ -29,16 +30,6 @@ class Visibility:
     seen_by_escape: int
 
 
-def _scene(vertices, faces):
-    import open3d as o3d
-
-    scene = o3d.t.geometry.RaycastingScene()
-    scene.add_triangles(
-        o3d.core.Tensor(vertices.astype(np.float32)), o3d.core.Tensor(faces.astype(np.uint32))
-    )
-    return scene
-
-
 def face_visibility(
     vertices: np.ndarray,
     faces: np.ndarray,
@@ -50,7 +41,7 @@ def face_visibility(
     import open3d as o3d
 
     invalid = np.iinfo(np.uint32).max
-    scene = _scene(vertices, faces)
+    scene = raycasting_scene(vertices, faces)
     centre = (vertices.max(axis=0) + vertices.min(axis=0)) / 2
     radius = float(np.linalg.norm(vertices - centre, axis=1).max())
     visible = np.zeros(len(faces), dtype=bool)

@@ -84,11 +84,9 @@ def _cast(mesh: Mesh, T: np.ndarray, camera: CameraIntrinsics):
     """Per pixel: model depth (0 = miss), triangle id, barycentric uv of the part at ``T``."""
     import open3d as o3d
 
-    scene = o3d.t.geometry.RaycastingScene()
-    scene.add_triangles(
-        o3d.core.Tensor(np.ascontiguousarray(mesh.transformed(T), np.float32)),
-        o3d.core.Tensor(np.ascontiguousarray(mesh.faces, np.uint32)),
-    )
+    from sim2real.core.raycast import raycasting_scene
+
+    scene = raycasting_scene(mesh.transformed(T), mesh.faces)
     rays = np.zeros((camera.height, camera.width, 6), np.float32)
     rays[..., 3:] = camera.pixel_rays()  # direction z = 1: t_hit is the depth
     out = scene.cast_rays(o3d.core.Tensor(rays))

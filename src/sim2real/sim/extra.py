@@ -17,6 +17,17 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+PER_DOF_TERMS = (
+    "coulomb_Nm",
+    "viscous_Nm_s",
+    "stribeck_Nm",
+    "stribeck_vel_rad_s",
+    "offset_Nm",
+    "pos_noise_rad",
+    "vel_noise_rad_s",
+)
+"""The (nv,) arrays of ``ExtraTerms``, in the order they are copied and written."""
+
 
 @dataclass
 class ExtraTerms:
@@ -48,18 +59,7 @@ class ExtraTerms:
             self.nv,
             self.delay_s,
             self.smooth_vel_rad_s,
-            *(
-                getattr(self, n).copy()
-                for n in (
-                    "coulomb_Nm",
-                    "viscous_Nm_s",
-                    "stribeck_Nm",
-                    "stribeck_vel_rad_s",
-                    "offset_Nm",
-                    "pos_noise_rad",
-                    "vel_noise_rad_s",
-                )
-            ),
+            *(getattr(self, n).copy() for n in PER_DOF_TERMS),
         )
 
     @property
@@ -91,15 +91,7 @@ class ExtraTerms:
     def to_dict(self, dof_names: list[str]) -> dict:
         """Non-zero terms keyed by dof (joint) name, for the sidecar YAML."""
         out: dict = {"delay_s": float(self.delay_s), "smooth_vel_rad_s": self.smooth_vel_rad_s}
-        for name in (
-            "coulomb_Nm",
-            "viscous_Nm_s",
-            "stribeck_Nm",
-            "stribeck_vel_rad_s",
-            "offset_Nm",
-            "pos_noise_rad",
-            "vel_noise_rad_s",
-        ):
+        for name in PER_DOF_TERMS:
             arr = getattr(self, name)
             out[name] = {n: float(v) for n, v in zip(dof_names, arr, strict=True)}
         return out
