@@ -47,6 +47,14 @@ class Alignment:
     expected: float = 0.0
     """Model points expected to return depth (the sum of their return probabilities; = points
     when the model carries no tuned surface returns)."""
+    expected_visible: float = 0.0
+    """The same over the visible points (facing the camera, inside the image)."""
+
+    @property
+    def support(self) -> float:
+        """Agreeing returns per expected return not explained by an occluder: a pose over a
+        hole in the data (a dark part, a dropout) has few contradictions but little support."""
+        return self.inliers / max(self.expected_visible - self.in_front, 1.0)
 
     @property
     def in_image(self) -> float:
@@ -193,6 +201,7 @@ def evaluate(
         len(points),
         facing=int(facing.sum()),
         expected=float(len(points) if weights is None else weights.sum()),
+        expected_visible=float(visible.sum() if weights is None else weights[visible].sum()),
     )
 
 

@@ -67,6 +67,14 @@ class TrackerConfig(BaseModel):
         "(a shape matched inside a larger surface, e.g. an L-bracket on a box's corner, scores "
         "~0.2; but a bracket lying on a table scores ~0.5, its contact being no edge)",
     )
+    recover_support: float = Field(
+        0.5,
+        ge=0,
+        le=1,
+        description="share of a re-found pose's expected returns (less those an occluder "
+        "explains) that must agree: over a hole in the data, a wrong pose meets few "
+        "contradictions but finds little support",
+    )
     recover_in_image: float = Field(
         0.8,
         gt=0,
@@ -345,6 +353,7 @@ class Tracker:
         return (
             a.score >= cfg.recover_score
             and a.outline >= cfg.recover_outline
+            and a.support >= cfg.recover_support
             and (not in_image or a.in_image >= cfg.recover_in_image)
         )
 
