@@ -10,6 +10,7 @@ from pathlib import Path
 import typer
 
 from sim2real import __version__
+from sim2real.cli.actuator import app as actuator_app
 from sim2real.cli.adapt import adapt_cmd
 from sim2real.cli.depth import app as depth_app
 from sim2real.cli.model import app as model_app
@@ -28,6 +29,7 @@ app.add_typer(depth_app, name="depth")
 app.add_typer(track_app, name="track")
 app.add_typer(sysid_app, name="sysid")
 app.add_typer(model_app, name="model")
+app.add_typer(actuator_app, name="actuator")
 app.command("adapt")(adapt_cmd)
 
 
@@ -72,6 +74,7 @@ MULTI_VALUE_OPTIONS = {
     ("model", "tune"): ("--frames", "--poses"),
     ("sysid", "fit"): ("--log", "--holdout"),
     ("sysid", "eval"): ("--log",),
+    ("actuator", "fit"): ("--logs",),
 }
 """Options that take several values after one flag (``--frames a.png b.png``), per command;
 click wants the flag repeated, so the arguments are rewritten before parsing."""

@@ -1,0 +1,114 @@
+"""The BAM friction family (Duclusaud et al., ICRA 2025, arXiv 2410.08650), M1 to M6.
+
+Friction is a *budget* (N m, >= 0) that the actuator spends opposing motion (see
+:func:`sim2real.actuators.models.apply_friction`):
+
+- M1 ``coulomb-viscous``: ``f = friction_base + friction_viscous |qd|``
+- M2 ``stribeck``: adds ``friction_stribeck * s`` with ``s = exp(-|qd / dtheta_stribeck|^alpha)``
+  (1 at rest, 0 when moving fast)
+- M3 ``load-dependent``: adds ``load_friction_base * |tau_ext - tau_m|`` (gearbox torque)
+- M4 ``load-dependent-stribeck``: M3 plus ``(friction_stribeck + load_friction_stribeck
+  |tau_ext - tau_m|) * s``
+- M5 ``directional``: base + Stribeck + ``|lfe tau_ext - lfm tau_m|`` + ``s |lfes tau_ext -
+  lfms tau_m|`` (motor and external sides weighted apart)
+- M6 ``quadratic``: M5 plus ``s (lfe_quad tau_ext^2 when |tau_m| > |tau_ext| else lfm_quad
+  tau_m^2)``
+
+All functions broadcast over numpy arrays (any shape).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import numpy as np
+
+FrictionKind = Literal[
+    "none",
+    "coulomb-viscous",
+    "stribeck",
+    "load-dependent",
+    "load-dependent-stribeck",
+    "directional",
+    "quadratic",
+]
+
+_STRIBECK = ["friction_stribeck_Nm", "dtheta_stribeck_rad_s", "stribeck_alpha"]
+_M5 = ["load_friction_motor", "load_friction_external"]
+_M5S = ["load_friction_motor_stribeck", "load_friction_external_stribeck"]
+
+FRICTION_PARAMS: dict[str, list[str]] = {
+    "none": [],
+    "coulomb-viscous": ["friction_base_Nm", "friction_viscous_Nms_rad"],
+    "stribeck": ["friction_base_Nm", "friction_viscous_Nms_rad", *_STRIBECK],
+    "load-dependent": ["friction_base_Nm", "friction_viscous_Nms_rad", "load_friction_base"],
+    "load-dependent-stribeck": [
+        "friction_base_Nm",
+        "friction_viscous_Nms_rad",
+        "load_friction_base",
+        *_STRIBECK,
+        "load_friction_stribeck",
+    ],
+    "directional": ["friction_base_Nm", "friction_viscous_Nms_rad", *_STRIBECK, *_M5, *_M5S],
+    "quadratic": [
+        "friction_base_Nm",
+        "friction_viscous_Nms_rad",
+        *_STRIBECK,
+        *_M5,
+        *_M5S,
+        "load_friction_motor_quad",
+        "load_friction_external_quad",
+    ],
+}
+"""Parameters of each friction model, in order."""
+
+BAM_MODELS: dict[str, str] = {
+    "m1": "coulomb-viscous",
+    "m2": "stribeck",
+    "m3": "load-dependent",
+    "m4": "load-dependent-stribeck",
+    "m5": "directional",
+    "m6": "quadratic",
+}
+
+
+def stribeck_coeff(qd, dtheta_s, alpha):
+    """``exp(-|qd / dtheta_s|^alpha)``: 1 at rest, towards 0 when moving (same shape as qd)."""
+    return np.exp(-(np.abs(np.asarray(qd) / dtheta_s) ** alpha))
+
+
+def friction_budget(kind: str, p: dict, tau_m, tau_ext, qd):
+    """Friction magnitude (N m, >= 0) that model ``kind`` can oppose motion with.
+
+    ``p``: parameter values (scalars or arrays broadcasting with the others); ``tau_m`` motor
+    torque (N m), ``tau_ext`` external torque on the joint (gravity, N m), ``qd`` (rad/s).
+    """
+    qd = np.asarray(qd, dtype=float)
+    zero = np.zeros(np.broadcast_shapes(qd.shape, np.shape(tau_m), np.shape(tau_ext)))
+    if kind == "none":
+        return zero
+    f = zero + p["friction_base_Nm"] + p["friction_viscous_Nms_rad"] * np.abs(qd)
+    s = 0.0
+    if "friction_stribeck_Nm" in FRICTION_PARAMS[kind]:
+        s = stribeck_coeff(qd, p["dtheta_stribeck_rad_s"], p["stribeck_alpha"])
+        f = f + p["friction_stribeck_Nm"] * s
+    if kind in ("load-dependent", "load-dependent-stribeck"):
+        gearbox = np.abs(tau_ext - tau_m)
+        f = f + p["load_friction_base"] * gearbox
+        if kind == "load-dependent-stribeck":
+            f = f + p["load_friction_stribeck"] * gearbox * s
+    if kind in ("directional", "quadratic"):
+        f = f + np.abs(p["load_friction_external"] * tau_ext - p["load_friction_motor"] * tau_m)
+        f = f + s * np.abs(
+            p["load_friction_external_stribeck"] * tau_ext
+            - p["load_friction_motor_stribeck"] * tau_m
+        )
+        if kind == "quadratic":
+            drive = np.abs(tau_m) > np.abs(tau_ext)
+            quad = np.where(
+                drive,
+                p["load_friction_external_quad"] * np.asarray(tau_ext) ** 2,
+                p["load_friction_motor_quad"] * np.asarray(tau_m) ** 2,
+            )
+            f = f + s * quad
+    return f

@@ -1,0 +1,237 @@
+"""Actuator models: a pydantic config per model that builds a runtime object with one
+interface, ``torque(command, q, qd, state) -> tau``.
+
+- ``pd``: ideal PD position servo, ``tau = clip(kp_fw * kp (command - q) - kd qd, tau_max)``.
+- ``dc``: DC-motor servo (BAM): the firmware's proportional controller gives a duty cycle
+  ``d = clip(error_gain * kp_fw * (command - q), max_pwm)``, the motor sees ``d * vin`` volts and
+  gives ``tau_m = kt / R (d vin) - kt^2 / R qd`` (back-EMF); the firmware's current limit
+  keeps ``|d vin - kt qd| / R <= max_current``; a friction model of the BAM family
+  (:mod:`sim2real.actuators.friction`) is then spent against motion, never reversing it within
+  a step (BAM's algorithm 1).
+
+Both have an armature (added to the joint's inertia by the simulator, ``armature_kgm2``) and a
+command delay (``delay_s``). Arrays broadcast: parameters may be ``(N, 1)`` arrays (one row per
+candidate) against ``(L,)`` joints or logs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import numpy as np
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+from sim2real.actuators.friction import FRICTION_PARAMS, FrictionKind, friction_budget
+from sim2real.actuators.params import SPECS, param_space
+from sim2real.core.atomic import write_text_atomic
+from sim2real.core.errors import InputError
+from sim2real.params.space import ParamSpace
+
+PD_PARAMS = ["kp_Nm_rad_per_fw", "kd_Nms_rad", "tau_max_Nm", "armature_kgm2", "delay_s"]
+DC_PARAMS = [
+    "kt_Nm_A",
+    "R_ohm",
+    "error_gain_duty_rad",
+    "max_pwm",
+    "max_current_A",
+    "armature_kgm2",
+    "delay_s",
+]
+
+
+@dataclass
+class ActuatorState:
+    """What the actuator needs from the simulator each step.
+
+    ``dt_s`` step (s); ``kp_fw`` firmware gain; ``vin_V`` supply voltage; ``tau_ext_Nm`` the
+    other torques on the joint (gravity, N m); ``inertia_kgm2`` the joint's inertia including
+    the armature; ``enabled`` torque enabled (bool or bool array)."""
+
+    dt_s: float
+    kp_fw: Any = 200.0
+    vin_V: Any = 7.4
+    tau_ext_Nm: Any = 0.0
+    inertia_kgm2: Any = 0.0
+    enabled: Any = True
+
+
+class _Base(BaseModel):
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+    params: dict[str, float] = Field(default_factory=dict, description="values by name")
+
+    def names(self) -> list[str]:
+        raise NotImplementedError
+
+    def param_space(self) -> ParamSpace:
+        """The model's parameters (nominal = this config's values)."""
+        unknown = sorted(set(self.params) - set(self.names()))
+        if unknown:
+            raise InputError(None, "params", f"unknown parameters: {', '.join(unknown)}")
+        return param_space(self.names(), self.params)
+
+    def values(self) -> dict[str, float]:
+        """All parameter values (defaults filled in)."""
+        space = self.param_space()
+        return dict(zip(space.names, space.nominal().tolist(), strict=True))
+
+    def with_values(self, values: dict[str, float]) -> _Base:
+        return self.model_copy(update={"params": {**self.params, **values}})
+
+
+class PDServoConfig(_Base):
+    kind: Literal["pd"] = "pd"
+
+    def names(self) -> list[str]:
+        return list(PD_PARAMS)
+
+    def build(self, values: dict | None = None) -> PDServo:
+        return PDServo(values or self.values())
+
+
+class DCServoConfig(_Base):
+    kind: Literal["dc"] = "dc"
+    friction: FrictionKind = "none"
+
+    def names(self) -> list[str]:
+        return DC_PARAMS + FRICTION_PARAMS[self.friction]
+
+    def build(self, values: dict | None = None) -> DCServo:
+        return DCServo(values or self.values(), self.friction)
+
+
+ActuatorConfig = Annotated[PDServoConfig | DCServoConfig, Field(discriminator="kind")]
+_ADAPTER: TypeAdapter = TypeAdapter(ActuatorConfig)
+
+
+class DelayLine:
+    """Command delay by linear interpolation over the last commands (one per step)."""
+
+    def __init__(self, max_delay_s: float = SPECS["delay_s"][2]):
+        self.max_delay_s = max_delay_s
+        self.buf: np.ndarray | None = None
+        self.pos = 0
+
+    def reset(self) -> None:
+        self.buf = None
+        self.pos = 0
+
+    def __call__(self, command, delay_s, dt_s: float):
+        d = np.clip(np.asarray(delay_s, dtype=float) / dt_s, 0.0, None)
+        if not np.any(d > 0):
+            return command
+        shape = np.broadcast_shapes(np.shape(command), d.shape)
+        cmd = np.broadcast_to(command, shape)
+        if self.buf is None or self.buf.shape[1:] != shape:
+            k = int(np.ceil(max(self.max_delay_s / dt_s, float(d.max())))) + 2
+            self.buf = np.repeat(cmd[None].astype(float), k, axis=0)
+            self.pos = 0
+        k = self.buf.shape[0]
+        self.pos = (self.pos + 1) % k
+        self.buf[self.pos] = cmd
+        d = np.broadcast_to(np.minimum(d, k - 2), shape)
+        i0 = np.floor(d).astype(int)
+        f = d - i0
+        a = np.take_along_axis(self.buf, ((self.pos - i0) % k)[None], axis=0)[0]
+        b = np.take_along_axis(self.buf, ((self.pos - i0 - 1) % k)[None], axis=0)[0]
+        return (1.0 - f) * a + f * b
+
+
+def apply_friction(budget, tau_drive, qd, state: ActuatorState):
+    """Friction torque (N m) opposing the motion the other torques would give in one step,
+    at most ``budget`` and never more than what stops the joint (BAM's algorithm 1)."""
+    tau_stop = np.asarray(state.inertia_kgm2) / state.dt_s * qd + tau_drive + state.tau_ext_Nm
+    return -np.sign(tau_stop) * np.minimum(np.abs(tau_stop), budget)
+
+
+class PDServo:
+    """Runtime ideal PD servo; ``p`` maps parameter names to values (scalars or arrays)."""
+
+    def __init__(self, p: dict):
+        self.p = p
+        self.delay = DelayLine()
+
+    @property
+    def armature_kgm2(self):
+        return self.p["armature_kgm2"]
+
+    def reset(self) -> None:
+        self.delay.reset()
+
+    def torque(self, command, q, qd, state: ActuatorState):
+        """Joint torque (N m), same shape as the broadcast inputs."""
+        p = self.p
+        cmd = self.delay(command, p["delay_s"], state.dt_s)
+        tau = p["kp_Nm_rad_per_fw"] * state.kp_fw * (cmd - q) - p["kd_Nms_rad"] * qd
+        tau = np.clip(tau, -p["tau_max_Nm"], p["tau_max_Nm"])
+        return np.where(state.enabled, tau, 0.0)
+
+
+class DCServo:
+    """Runtime DC-motor servo with a BAM friction model ``friction``."""
+
+    def __init__(self, p: dict, friction: str = "none"):
+        self.p = p
+        self.friction = friction
+        self.delay = DelayLine()
+
+    @property
+    def armature_kgm2(self):
+        return self.p["armature_kgm2"]
+
+    def reset(self) -> None:
+        self.delay.reset()
+
+    def motor_torque(self, command, q, qd, state: ActuatorState):
+        """Electromagnetic torque (N m) before friction; 0 where torque is disabled."""
+        p = self.p
+        cmd = self.delay(command, p["delay_s"], state.dt_s)
+        kt, r, vin = p["kt_Nm_A"], p["R_ohm"], state.vin_V
+        duty = p["error_gain_duty_rad"] * state.kp_fw * (cmd - q)
+        centre, span = kt * qd / vin, r * p["max_current_A"] / vin  # current limit
+        duty = np.clip(np.clip(duty, centre - span, centre + span), -p["max_pwm"], p["max_pwm"])
+        tau = kt / r * (duty * vin - kt * qd)
+        return np.where(state.enabled, tau, 0.0)
+
+    def torque(self, command, q, qd, state: ActuatorState):
+        """Motor torque plus friction (N m)."""
+        tau_m = self.motor_torque(command, q, qd, state)
+        budget = friction_budget(self.friction, self.p, tau_m, state.tau_ext_Nm, qd)
+        return tau_m + apply_friction(budget, tau_m, qd, state)
+
+
+def config_from_dict(data: Any, source: str | Path):
+    """Validate a parsed actuator YAML (``actuator:`` mapping or the mapping itself)."""
+    if isinstance(data, dict) and "actuator" in data:
+        data = data["actuator"]
+    try:
+        cfg = _ADAPTER.validate_python(data)
+    except ValidationError as err:
+        first = err.errors()[0]
+        field = ".".join(str(x) for x in first["loc"]) or None
+        raise InputError(source, field, first["msg"]) from None
+    try:
+        cfg.param_space()
+    except InputError as err:
+        raise InputError(source, err.field, err.message) from None
+    return cfg
+
+
+def load_actuator(path: str | Path):
+    """Read an actuator YAML written by :func:`save_actuator`."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(path, None, "actuator config not found")
+    try:
+        data = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as err:
+        raise InputError(path, None, f"not valid YAML: {err}") from None
+    return config_from_dict(data, path)
+
+
+def save_actuator(cfg, path: str | Path, extra: dict | None = None) -> None:
+    """Write ``{actuator: cfg, **extra}`` as YAML, atomically."""
+    doc = {"actuator": cfg.model_dump(mode="json"), **(extra or {})}
+    write_text_atomic(path, yaml.safe_dump(doc, sort_keys=False))

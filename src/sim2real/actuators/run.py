@@ -1,0 +1,138 @@
+"""What the ``sim2real actuator`` commands do: fit a model on bench logs (optionally holding
+one gain out) and write its YAML; replay a fitted model on a log and write a CSV."""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+
+import numpy as np
+
+from sim2real.actuators.bench import simulate
+from sim2real.actuators.fit import ActuatorFit, evaluate, fit_actuator
+from sim2real.actuators.friction import FRICTION_PARAMS
+from sim2real.actuators.models import DCServoConfig, PDServoConfig, load_actuator, save_actuator
+from sim2real.actuators.servo_log import ServoLog, read_servo_log
+from sim2real.core.atomic import write_text_atomic
+from sim2real.core.errors import InputError
+
+BENCHES = ("servo-bam-xl330",)
+MODELS = ("pd", "dc", *[k for k in FRICTION_PARAMS if k != "none"])
+
+
+def make_config(model: str):
+    """Default config of a CLI model name: ``pd``, ``dc`` (no friction) or a friction kind
+    (a DC servo with that friction)."""
+    if model not in MODELS:
+        raise InputError("--model", None, f"expected one of {', '.join(MODELS)}, got {model!r}")
+    if model == "pd":
+        return PDServoConfig()
+    return DCServoConfig(friction="none" if model == "dc" else model)
+
+
+def split_logs(logs: list[ServoLog], holdout_kp: float | None):
+    """(train, holdout) logs: those at firmware gain ``holdout_kp`` are held out."""
+    if holdout_kp is None:
+        return logs, []
+    train = [log for log in logs if log.kp_fw != holdout_kp]
+    hold = [log for log in logs if log.kp_fw == holdout_kp]
+    if not hold:
+        gains = sorted({log.kp_fw for log in logs})
+        raise InputError("--holdout-kp", None, f"no log at kp {holdout_kp:g} (logs: {gains})")
+    if not train:
+        raise InputError("--holdout-kp", None, f"every log is at kp {holdout_kp:g}: none left")
+    return train, hold
+
+
+def check_steps(logs: list[ServoLog]) -> None:
+    dts = [log.dt_s for log in logs]
+    if max(dts) - min(dts) > 1e-6:
+        worst = logs[int(np.argmax(np.abs(np.array(dts) - dts[0])))]
+        raise InputError(
+            worst.path, "timestamp", f"time step {worst.dt_s:g} s differs from {dts[0]:g} s"
+        )
+
+
+def fit_command(
+    log_paths: list[Path],
+    bench: str,
+    model: str,
+    out: Path,
+    holdout_kp: float | None = None,
+    time_budget_s: float = 100.0,
+    max_evals: int = 3000,
+    seed: int = 0,
+    restarts: int = 0,
+) -> tuple[ActuatorFit, float | None]:
+    """Fit, write ``out`` (the fitted config plus a ``fit`` record); returns the fit and the
+    hold-out MAE [rad] (None without a hold-out)."""
+    if bench not in BENCHES:
+        raise InputError("--bench", None, f"expected one of {', '.join(BENCHES)}, got {bench!r}")
+    cfg = make_config(model)
+    logs = [read_servo_log(p) for p in log_paths]
+    check_steps(logs)
+    train, hold = split_logs(logs, holdout_kp)
+    fit = fit_actuator(
+        cfg, train, time_budget_s=time_budget_s, max_evals=max_evals, seed=seed, restarts=restarts
+    )
+    hold_mae = evaluate(fit.config, hold) if hold else None
+    record = {
+        "bench": bench,
+        "model": model,
+        "train_logs": [str(log.path) for log in train],
+        "holdout_logs": [str(log.path) for log in hold],
+        "nominal_mae_rad": fit.nominal_mae_rad,
+        "train_mae_rad": fit.train_mae_rad,
+        "holdout_mae_rad": hold_mae,
+        "evals": fit.evals,
+        "restarts": restarts,
+        "fit_time_s": round(fit.fit_time_s, 2),
+    }
+    save_actuator(fit.config, out, {"fit": record})
+    return fit, hold_mae
+
+
+def plot_replay(path: Path, log: ServoLog, pred: np.ndarray, title: str) -> None:
+    """PNG of goal, measured and predicted positions against time (torque-off shaded)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from sim2real.core.atomic import atomic_path
+
+    fig, ax = plt.subplots(figsize=(8, 3.2))
+    ax.plot(log.t_s, log.goal_rad, "k:", lw=1, label="goal (command)")
+    ax.plot(log.t_s, log.q_rad, "C0", lw=1.5, label="measured")
+    ax.plot(log.t_s, pred, "C3--", lw=1.5, label="predicted")
+    ax.fill_between(
+        log.t_s, 0, 1, where=~log.enabled, color="0.9", transform=ax.get_xaxis_transform()
+    )
+    ax.set(xlabel="time [s]", ylabel="position [rad]", title=title)
+    ax.legend(fontsize=8, loc="best")
+    fig.tight_layout()
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=100)
+    plt.close(fig)
+
+
+def replay_command(act_path: Path, log_path: Path, out: Path, plot: Path | None = None) -> float:
+    """Simulate the bench of ``log_path`` with the actuator of ``act_path``; write ``out``
+    (CSV: time, position_measured, position_predicted, goal_position, torque_enable) and
+    return the MAE [rad] over the torque-enabled samples."""
+    cfg = load_actuator(act_path)
+    log = read_servo_log(log_path)
+    pred = simulate(cfg, [log])[0, 0, : len(log.t_s)]
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow(
+        ["time", "position_measured", "position_predicted", "goal_position", "torque_enable"]
+    )
+    for row in zip(log.t_s, log.q_rad, pred, log.goal_rad, log.enabled.astype(int), strict=True):
+        w.writerow([f"{row[0]:.6f}", f"{row[1]:.6f}", f"{row[2]:.6f}", f"{row[3]:.6f}", row[4]])
+    err = float(np.abs(pred - log.q_rad)[log.enabled].mean())
+    write_text_atomic(out, buf.getvalue())
+    if plot is not None:
+        plot_replay(plot, log, pred, f"{log_path.name} (kp {log.kp_fw:g}): MAE {err:.4f} rad")
+    return err
