@@ -146,8 +146,9 @@ def apply_friction(budget, tau_drive, qd, state: ActuatorState):
     return -np.sign(tau_stop) * np.minimum(np.abs(tau_stop), budget)
 
 
-class PDServo:
-    """Runtime ideal PD servo; ``p`` maps parameter names to values (scalars or arrays)."""
+class _DelayedServo:
+    """What every runtime servo shares: parameters ``p`` (names to scalars or arrays), the
+    armature, and the command delay line (``reset`` empties it)."""
 
     def __init__(self, p: dict):
         self.p = p
@@ -160,34 +161,34 @@ class PDServo:
     def reset(self) -> None:
         self.delay.reset()
 
+    def delayed(self, command, state: ActuatorState):
+        """The command as the servo sees it now, ``delay_s`` late."""
+        return self.delay(command, self.p["delay_s"], state.dt_s)
+
+
+class PDServo(_DelayedServo):
+    """Runtime ideal PD servo."""
+
     def torque(self, command, q, qd, state: ActuatorState):
         """Joint torque (N m), same shape as the broadcast inputs."""
         p = self.p
-        cmd = self.delay(command, p["delay_s"], state.dt_s)
+        cmd = self.delayed(command, state)
         tau = p["kp_Nm_rad_per_fw"] * state.kp_fw * (cmd - q) - p["kd_Nms_rad"] * qd
         tau = np.clip(tau, -p["tau_max_Nm"], p["tau_max_Nm"])
         return np.where(state.enabled, tau, 0.0)
 
 
-class DCServo:
+class DCServo(_DelayedServo):
     """Runtime DC-motor servo with a BAM friction model ``friction``."""
 
     def __init__(self, p: dict, friction: str = "none"):
-        self.p = p
+        super().__init__(p)
         self.friction = friction
-        self.delay = DelayLine()
-
-    @property
-    def armature_kgm2(self):
-        return self.p["armature_kgm2"]
-
-    def reset(self) -> None:
-        self.delay.reset()
 
     def motor_torque(self, command, q, qd, state: ActuatorState):
         """Electromagnetic torque (N m) before friction; 0 where torque is disabled."""
         p = self.p
-        cmd = self.delay(command, p["delay_s"], state.dt_s)
+        cmd = self.delayed(command, state)
         kt, r, vin = p["kt_Nm_A"], p["R_ohm"], state.vin_V
         duty = p["error_gain_duty_rad"] * state.kp_fw * (cmd - q)
         centre, span = kt * qd / vin, r * p["max_current_A"] / vin  # current limit
