@@ -11,7 +11,12 @@ from pathlib import Path
 
 import numpy as np
 
-from sim2real.core.report import ReportSection, depth_panels_png, write_html_report
+from sim2real.core.report import (
+    ReportSection,
+    crop_around,
+    depth_panels_png,
+    write_html_report,
+)
 
 DEMO_SENSORS = ("ideal", "kinect-v1", "realsense-d435")
 OCCLUSION_MARGIN_M = 0.03
@@ -27,16 +32,6 @@ class DemoResult:
 def _say(quiet: bool, text: str) -> None:
     if not quiet:
         print(text)
-
-
-def _crop_around(mask: np.ndarray, pad: int) -> tuple[slice, slice]:
-    """The bounding box of ``mask``'s True pixels, grown by ``pad`` and clipped to the image."""
-    v, u = np.nonzero(mask)
-    if v.size == 0:
-        return slice(None), slice(None)
-    return slice(max(v.min() - pad, 0), v.max() + pad + 1), slice(
-        max(u.min() - pad, 0), u.max() + pad + 1
-    )
 
 
 def bracket_section(out: Path, quiet: bool) -> tuple[ReportSection, dict]:
@@ -69,7 +64,7 @@ def bracket_section(out: Path, quiet: bool) -> tuple[ReportSection, dict]:
         summaries[name] = s
         label = f"{name} ({preset.camera.width}x{preset.camera.height})"
         panels[label] = result.depth_m
-        closeups[label] = result.depth_m[_crop_around(result.frame.object_id == 0, pad=25)]
+        closeups[label] = result.depth_m[crop_around(result.frame.object_id == 0, pad=25)]
         table.append(
             (
                 name,
@@ -121,7 +116,7 @@ def m3t_section(out: Path, quiet: bool) -> tuple[ReportSection, dict] | None:
     part = ideal > 0
     both = part & (real > 0)
     diff = np.where(both, real - ideal, 0.0)
-    crop = _crop_around(part, pad=40)
+    crop = crop_around(part, pad=40)
     sim_on_real = np.where(part, d435, real)  # the simulated part pasted into the real frame
     depth_panels_png(
         out / "m3t_real_vs_sim.png",

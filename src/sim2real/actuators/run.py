@@ -95,13 +95,9 @@ def fit_command(
 
 def plot_replay(path: Path, log: ServoLog, pred: np.ndarray, title: str) -> None:
     """PNG of goal, measured and predicted positions against time (torque-off shaded)."""
-    import matplotlib
+    from sim2real.core.report import _pyplot, save_figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from sim2real.core.atomic import atomic_path
-
+    plt = _pyplot()
     fig, ax = plt.subplots(figsize=(8, 3.2))
     ax.plot(log.t_s, log.goal_rad, "k:", lw=1, label="goal (command)")
     ax.plot(log.t_s, log.q_rad, "C0", lw=1.5, label="measured")
@@ -112,9 +108,7 @@ def plot_replay(path: Path, log: ServoLog, pred: np.ndarray, title: str) -> None
     ax.set(xlabel="time [s]", ylabel="position [rad]", title=title)
     ax.legend(fontsize=8, loc="best")
     fig.tight_layout()
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=100)
-    plt.close(fig)
+    save_figure(fig, path, dpi=100)
 
 
 def replay_command(act_path: Path, log_path: Path, out: Path, plot: Path | None = None) -> float:

@@ -21,6 +21,25 @@ def _pyplot():
     return plt
 
 
+def save_figure(fig, path: str | Path, dpi: int = 110) -> None:
+    """Write a matplotlib figure as PNG atomically (temporary file, then rename) and close it."""
+    plt = _pyplot()
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=dpi, format="png")
+    plt.close(fig)
+
+
+def crop_around(mask: np.ndarray, pad: int) -> tuple[slice, slice]:
+    """The bounding box of ``mask``'s True pixels, grown by ``pad`` and clipped to the image;
+    the whole image when nothing is set."""
+    v, u = np.nonzero(mask)
+    if v.size == 0:
+        return slice(None), slice(None)
+    return slice(max(v.min() - pad, 0), v.max() + pad + 1), slice(
+        max(u.min() - pad, 0), u.max() + pad + 1
+    )
+
+
 def depth_panels_png(
     path: str | Path,
     panels: dict[str, np.ndarray],
@@ -65,9 +84,7 @@ def depth_panels_png(
         ax.set_xticks([])
         ax.set_yticks([])
     fig.colorbar(image, ax=axes[0].tolist(), shrink=0.85, label=label)
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=110, format="png")
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 @dataclass

@@ -8,9 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
-from sim2real.core.atomic import atomic_path
 from sim2real.core.mesh_io import Mesh
-from sim2real.core.report import ReportSection, write_html_report
+from sim2real.core.report import ReportSection, save_figure, write_html_report
 from sim2real.models.viewpoints import view_basis
 
 VIEW_DIRECTIONS = {
@@ -94,9 +93,7 @@ def before_after_png(path: Path, before: Mesh, after: Mesh, points: np.ndarray |
             ax.set_xticks([])
             ax.set_yticks([])
             ax.set_title(f"{label}, {name}", fontsize=9)
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=90, format="png")
-    plt.close(fig)
+    save_figure(fig, path, dpi=90)
 
 
 def viewpoint_png(path: Path, result) -> None:
@@ -116,9 +113,7 @@ def viewpoint_png(path: Path, result) -> None:
     ax.set_aspect("equal")
     ax.set_title(f"view {k} of {len(views)}: direction ({', '.join(f'{x:.2f}' for x in d)})")
     ax.legend(loc="lower right", fontsize=8)
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=90, format="png")
-    plt.close(fig)
+    save_figure(fig, path, dpi=90)
 
 
 def prepare_sections(result, folder: Path, prefix: str = "") -> list[ReportSection]:

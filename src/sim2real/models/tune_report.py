@@ -7,19 +7,13 @@ from pathlib import Path
 
 import numpy as np
 
-from sim2real.core.atomic import atomic_path
-from sim2real.core.report import ReportSection, _pyplot, write_html_report
-
-
-def _crop(mask: np.ndarray, margin: int = 12) -> tuple[slice, slice]:
-    v, u = np.nonzero(mask)
-    if v.size == 0:
-        return slice(None), slice(None)
-    h, w = mask.shape
-    return (
-        slice(max(0, v.min() - margin), min(h, v.max() + margin + 1)),
-        slice(max(0, u.min() - margin), min(w, u.max() + margin + 1)),
-    )
+from sim2real.core.report import (
+    ReportSection,
+    _pyplot,
+    crop_around,
+    save_figure,
+    write_html_report,
+)
 
 
 def _attribute_images(result, T: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -49,7 +43,7 @@ def tune_figures(result, folder: Path) -> list[str]:
     fig, axes = plt.subplots(2, 2, figsize=(8, 6.5), constrained_layout=True)
     for row, (pose, label) in enumerate(((T, "as in frame 0"), (behind, "turned around"))):
         p, c, mask = _attribute_images(result, pose)
-        sl = _crop(mask)
+        sl = crop_around(mask, 12)
         for ax, image, title, cmap in (
             (axes[row, 0], p, f"return probability ({label})", "viridis"),
             (axes[row, 1], c, f"confidence ({label})", "magma"),
@@ -59,14 +53,12 @@ def tune_figures(result, folder: Path) -> list[str]:
             ax.set_xticks([])
             ax.set_yticks([])
             fig.colorbar(shown, ax=ax, shrink=0.8)
-    with atomic_path(folder / "tuned_model.png") as tmp:
-        fig.savefig(tmp, dpi=100, format="png")
-    plt.close(fig)
+    save_figure(fig, folder / "tuned_model.png", dpi=100)
     images.append("tuned_model.png")
 
     fig, axes = plt.subplots(1, 3, figsize=(11, 3.8), constrained_layout=True)
     region = result.region[0]
-    sl = _crop(region)
+    sl = crop_around(region, 12)
     real = result.depths[0]
     on_part = result.sim_before[0][region & (result.sim_before[0] > 0)]
     lo, hi = np.percentile(on_part, [1, 99]) if on_part.size else (None, None)
@@ -85,9 +77,7 @@ def tune_figures(result, folder: Path) -> list[str]:
         ax.set_title(title, fontsize=9)
         ax.set_xticks([])
         ax.set_yticks([])
-    with atomic_path(folder / "valid_pixels.png") as tmp:
-        fig.savefig(tmp, dpi=100, format="png")
-    plt.close(fig)
+    save_figure(fig, folder / "valid_pixels.png", dpi=100)
     images.append("valid_pixels.png")
     return images
 

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sim2real.core.atomic import atomic_path
-from sim2real.core.report import _pyplot, depth_panels_png
+from sim2real.core.report import _pyplot, depth_panels_png, save_figure
 from sim2real.sensors.reference_frame import ReferenceFrame
 from sim2real.sensors.statistics import (
     DEPTH_BIN_M,
@@ -26,13 +25,6 @@ def _series(real: PixelTables, sims: dict[str, PixelTables]):
     yield real, REAL_STYLE
     for name, table in sims.items():
         yield table, {"marker": ".", "linestyle": "--", "label": name}
-
-
-def _save(fig, path: Path) -> None:
-    plt = _pyplot()
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=110, format="png")
-    plt.close(fig)
 
 
 def reference_overlay_png(path: str | Path, ref: ReferenceFrame) -> None:
@@ -57,7 +49,7 @@ def reference_overlay_png(path: str | Path, ref: ReferenceFrame) -> None:
     ax.set_title(f"{Path(ref.source).name}: {names}", fontsize=7)
     ax.set_xticks([])
     ax.set_yticks([])
-    _save(fig, Path(path))
+    save_figure(fig, Path(path))
 
 
 def noise_curves_png(path: str | Path, real: PixelTables, sims: dict[str, PixelTables]) -> None:
@@ -95,7 +87,7 @@ def noise_curves_png(path: str | Path, real: PixelTables, sims: dict[str, PixelT
     for ax in (ax_z, ax_t):
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
-    _save(fig, Path(path))
+    save_figure(fig, Path(path))
 
 
 def dropout_curves_png(path: str | Path, real: PixelTables, sims: dict[str, PixelTables]) -> None:
@@ -119,7 +111,7 @@ def dropout_curves_png(path: str | Path, real: PixelTables, sims: dict[str, Pixe
     for ax in (ax_t, ax_e):
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
-    _save(fig, Path(path))
+    save_figure(fig, Path(path))
 
 
 def residual_histograms_png(
@@ -154,7 +146,7 @@ def residual_histograms_png(
     ax.set_ylabel("density")
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
-    _save(fig, Path(path))
+    save_figure(fig, Path(path))
 
 
 def real_vs_simulated_png(

@@ -9,8 +9,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from sim2real.core.atomic import atomic_path
-from sim2real.core.report import ReportSection, _pyplot, write_html_report
+from sim2real.core.report import ReportSection, _pyplot, save_figure, write_html_report
 from sim2real.sysid.evaluate import HorizonError
 
 if TYPE_CHECKING:
@@ -57,9 +56,7 @@ def overlay_png(
     axes[-1, 0].set_xlabel("time [s]")
     if title:
         fig.suptitle(title, fontsize=10)
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=90, format="png")
-    plt.close(fig)
+    save_figure(fig, path, dpi=90)
 
 
 def convergence_png(path: Path, history: list[float]) -> None:
@@ -68,9 +65,7 @@ def convergence_png(path: Path, history: list[float]) -> None:
     ax.semilogy(np.arange(len(history)), history)
     ax.set_xlabel("generation")
     ax.set_ylabel("best multiple-shooting cost")
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=90, format="png")
-    plt.close(fig)
+    save_figure(fig, path, dpi=90)
 
 
 def write_report(result: SysidResult, folder: Path) -> Path:

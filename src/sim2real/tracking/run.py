@@ -126,8 +126,7 @@ def write_track_report(
 ) -> Path:
     """``folder/index.html``: score (and error, when ground truth is known) over time, status
     bands, and the model drawn on a few frames."""
-    from sim2real.core.atomic import atomic_path
-    from sim2real.core.report import ReportSection, _pyplot, write_html_report
+    from sim2real.core.report import ReportSection, _pyplot, save_figure, write_html_report
 
     plt = _pyplot()
     folder = Path(folder)
@@ -165,9 +164,7 @@ def write_track_report(
         err.set_yscale("log")
         err.legend(fontsize=8)
     axes[-1, 0].set_xlabel("frame")
-    with atomic_path(folder / "track.png") as tmp:
-        fig.savefig(tmp, dpi=110, format="png")
-    plt.close(fig)
+    save_figure(fig, folder / "track.png", dpi=110)
     images = ["track.png"]
     picks = np.linspace(0, len(run.records) - 1, min(overlays, len(run.records))).astype(int)
     fig, axs = plt.subplots(
@@ -182,9 +179,7 @@ def write_track_report(
         ax.set_title(f"frame {r['frame']}: {r['status']} ({r['score']:.2f})", fontsize=9)
         ax.set_xticks([])
         ax.set_yticks([])
-    with atomic_path(folder / "overlays.png") as tmp:
-        fig.savefig(tmp, dpi=100, format="png")
-    plt.close(fig)
+    save_figure(fig, folder / "overlays.png", dpi=100)
     images.append("overlays.png")
     statuses = {s: sum(r["status"] == s for r in run.records) for s in colours}
     ms = [r["ms"] for r in run.records if r["ms"] > 0]
