@@ -99,13 +99,11 @@ def _cast(mesh: Mesh, T: np.ndarray, camera: CameraIntrinsics):
     )
 
 
-def _refine(mesh: Mesh, depth: np.ndarray, camera: CameraIntrinsics, T: np.ndarray):
-    """The tracker's ICP from ``T``; kept only when it scores at least as well (a frame with too
-    little depth on the part leaves the pose as given)."""
+def _refine(views, depth: np.ndarray, camera: CameraIntrinsics, T: np.ndarray):
+    """The tracker's ICP (on the part's ``ModelViews``) from ``T``; kept only when it scores at
+    least as well (a frame with too little depth on the part leaves the pose as given)."""
     from sim2real.tracking.icp import align, evaluate
-    from sim2real.tracking.model_view import build_model_views
 
-    views = build_model_views(mesh, 300, 400)
     k = views.nearest(T)
     occluder_m = float(np.clip(0.5 * views.diameter_m, 0.03, 0.10))
     before = evaluate(depth, camera, views.points[k], views.normals[k], T, 0.006, occluder_m)
@@ -149,13 +147,18 @@ def tune_surface_returns(
     n = len(fine.vertices)
     seen, returned, residual = np.zeros(n), np.zeros(n), np.zeros(n)
     used_poses, frames = [], []
+    views = None
+    if refine:  # built once, for every frame's ICP
+        from sim2real.tracking.model_view import build_model_views
+
+        views = build_model_views(mesh, 300, 400)
     for depth, T in zip(depths, poses, strict=True):
         T = np.asarray(T, np.float64)
         if T[2, 3] <= 0:
             raise InputError(None, "--poses", "a pose puts the part behind the camera (z <= 0)")
         shift_mm, refined = 0.0, False
         if refine:
-            T_new, refined = _refine(mesh, depth, camera, T)
+            T_new, refined = _refine(views, depth, camera, T)
             shift_mm = 1e3 * float(np.linalg.norm(T_new[:3, 3] - T[:3, 3]))
             T = T_new
         z_model, tri, uv = _cast(fine, T, camera)

@@ -384,11 +384,12 @@ class Tracker:
         everything = frame_points if frame_points is not None else self.camera.backproject(depth)
         yield everything, FOREGROUND_TRIES if first else 2
 
-    def _on_still_background(self, depth: np.ndarray, a: Alignment) -> bool:
+    def _on_still_background(self, moved_mask: np.ndarray | None, a: Alignment) -> bool:
         """Whether a re-found pose, away from where the part was last seen, lies mostly on
         what has stood still since the camera started (a distractor box): the part has been
-        seen elsewhere and has moved, so it cannot be there (with a static camera only)."""
-        if self.background is None or self.background.frames == 0 or self.T is None:
+        seen elsewhere and has moved, so it cannot be there (with a static camera only).
+        ``moved_mask``: the frame's ``StaticBackground.foreground_mask`` (None: no check)."""
+        if moved_mask is None or self.T is None:
             return False
         T = a.T_cam_part
         if np.linalg.norm(T[:3, 3] - self.T[:3, 3]) < self.views.diameter_m:
@@ -402,7 +403,7 @@ class Tracker:
         inside = (u >= 0) & (u < cam.width) & (v >= 0) & (v < cam.height)
         if not inside.any():
             return False
-        moved = self.background.foreground_mask(depth)[v[inside] // stride, u[inside] // stride]
+        moved = moved_mask[v[inside] // stride, u[inside] // stride]
         return float(moved.mean()) < STILL_SHARE
 
     def _relocalize(self, depth: np.ndarray) -> Alignment | None:
@@ -411,6 +412,8 @@ class Tracker:
 
         if self._search is None:
             self._search = GlobalSearch(self.mesh, self.config.search_voxel_m)
+        static = self.background is not None and self.background.frames > 0
+        moved_mask = self.background.foreground_mask(depth) if static else None  # once a frame
         best = None
         for points, tries in self._search_regions(depth):
             for T in self._search.candidates_in(points, tries):
@@ -418,7 +421,7 @@ class Tracker:
                 if a.score < self.config.recover_score:  # a near miss: widen the capture
                     wide = self._align(depth, self._align_nearest(depth, T))
                     a = wide if self._rank(wide) > self._rank(a) else a
-                if self._on_still_background(depth, a):
+                if self._on_still_background(moved_mask, a):
                     continue
                 if best is None or self._rank(a) > self._rank(best):
                     best = a
