@@ -34,3 +34,7 @@ def test_demo_writes_its_report_and_images(tmp_path, real_data):
     assert "Tuned model" in html and "Model preparation" in html
     # the dynamics stage: the real pendulum log against its identified model
     assert (tmp_path / "demo" / "dynamics_overlay.png").stat().st_size > 5000
+    # the actuator stage: measured vs predicted servo motion on a held-out gain
+    overlays = sorted((tmp_path / "demo").glob("actuator_*.png"))
+    assert len(overlays) == 2 and all(p.stat().st_size > 5000 for p in overlays)
+    assert "Actuators: measured vs predicted" in html

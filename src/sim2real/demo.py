@@ -307,6 +307,9 @@ def run_demo(out: str | Path = "runs/demo", quiet: bool = False) -> DemoResult:
     from sim2real.sysid.demo import run_dynamics_demo
 
     sections += run_dynamics_demo(out, quiet)
+    from sim2real.actuators.demo import run_actuator_demo
+
+    sections.append(run_actuator_demo(out, quiet))
     report = write_html_report(
         out, "sim2real demo: depth sensors, part tracking, dynamics", sections
     )

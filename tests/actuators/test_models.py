@@ -46,6 +46,33 @@ def test_dc_motor_by_hand():
     assert act.torque(2.0, 0.0, 2.0, _state()) == pytest.approx(0.4)
 
 
+def test_torque_motor_by_hand():
+    from sim2real.actuators.models import TorqueMotorConfig
+
+    p = {"torque_gain": 0.9, "motor_tau_max_Nm": 1.5, "torque_time_constant_s": 0.0}
+    act = TorqueMotorConfig(params=p).build()
+    assert act.armature_kgm2 <= 1e-5  # the joint's own model holds the rotor inertia
+    assert act.torque(1.0, 0.0, 0.0, _state()) == pytest.approx(0.9)
+    assert act.torque(-3.0, 0.0, 0.0, _state()) == pytest.approx(-1.5)  # -2.7 saturated
+    # first-order lag, time constant 0.01 s at dt 0.005 s: 1 - exp(-0.5) of the way per step
+    act = TorqueMotorConfig(params=p | {"torque_time_constant_s": 0.01}).build()
+    a = 1.0 - np.exp(-0.5)
+    first = act.torque(1.0, 0.0, 0.0, _state())
+    second = act.torque(1.0, 0.0, 0.0, _state())
+    assert first == pytest.approx(0.9 * a)
+    assert second == pytest.approx(0.9 * a + (0.9 - 0.9 * a) * a)
+    act.reset()
+    assert act.torque(1.0, 0.0, 0.0, _state()) == pytest.approx(0.9 * a)
+    # per-environment parameters broadcast against per-environment commands
+    act = TorqueMotorConfig(params=p).build()
+    act.p = act.p | {"torque_gain": np.array([1.0, 0.5])}
+    assert act.torque(np.array([1.0, 1.0]), 0.0, 0.0, _state()) == pytest.approx([1.0, 0.5])
+    # Coulomb-viscous friction spent against the motion: 0.1 + 0.05 * 2
+    fp = p | {"friction_base_Nm": 0.1, "friction_viscous_Nms_rad": 0.05}
+    act = TorqueMotorConfig(friction="coulomb-viscous", params=fp).build()
+    assert act.torque(1.0, 0.0, 2.0, _state(inertia_kgm2=0.06)) == pytest.approx(0.9 - 0.2)
+
+
 def test_coulomb_viscous_by_hand():
     p = DC | {"friction_base_Nm": 0.02, "friction_viscous_Nms_rad": 0.01}
     act = DCServoConfig(friction="coulomb-viscous", params=p).build()

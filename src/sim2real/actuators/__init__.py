@@ -1,4 +1,4 @@
-"""Actuator models (ideal PD, DC-motor servo with the BAM friction family) usable inside the
+"""Actuator models (ideal PD, DC-motor servo, torque motor, with the BAM friction family) usable inside the
 simulation loop, and their identification from real servo logs."""
 
 from sim2real.actuators.models import (
@@ -7,6 +7,8 @@ from sim2real.actuators.models import (
     DCServoConfig,
     PDServo,
     PDServoConfig,
+    TorqueMotor,
+    TorqueMotorConfig,
     load_actuator,
     save_actuator,
 )
@@ -17,6 +19,8 @@ __all__ = [
     "DCServoConfig",
     "PDServo",
     "PDServoConfig",
+    "TorqueMotor",
+    "TorqueMotorConfig",
     "load_actuator",
     "save_actuator",
 ]

@@ -8,8 +8,11 @@ interface, ``torque(command, q, qd, state) -> tau``.
   keeps ``|d vin - kt qd| / R <= max_current``; a friction model of the BAM family
   (:mod:`sim2real.actuators.friction`) is then spent against motion, never reversing it within
   a step (BAM's algorithm 1).
+- ``torque``: a torque-controlled motor (current loop), the command in N m:
+  ``tau_m = lag(clip(torque_gain * command, motor_tau_max))`` with a first-order lag of time
+  constant ``torque_time_constant_s``, then the same friction family.
 
-Both have an armature (added to the joint's inertia by the simulator, ``armature_kgm2``) and a
+All have an armature (added to the joint's inertia by the simulator, ``armature_kgm2``) and a
 command delay (``delay_s``). Arrays broadcast: parameters may be ``(N, 1)`` arrays (one row per
 candidate) against ``(L,)`` joints or logs.
 """
@@ -18,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 import numpy as np
 import yaml
@@ -31,6 +34,13 @@ from sim2real.core.errors import InputError
 from sim2real.params.space import ParamSpace
 
 PD_PARAMS = ["kp_Nm_rad_per_fw", "kd_Nms_rad", "tau_max_Nm", "armature_kgm2", "delay_s"]
+TORQUE_PARAMS = [
+    "torque_gain",
+    "motor_tau_max_Nm",
+    "torque_time_constant_s",
+    "armature_kgm2",
+    "delay_s",
+]
 DC_PARAMS = [
     "kt_Nm_A",
     "R_ohm",
@@ -61,6 +71,8 @@ class ActuatorState:
 class _Base(BaseModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     params: dict[str, float] = Field(default_factory=dict, description="values by name")
+    defaults: ClassVar[dict[str, float]] = {}
+    """Nominal values of this kind that differ from the table in ``actuators.params``."""
 
     def names(self) -> list[str]:
         raise NotImplementedError
@@ -70,7 +82,7 @@ class _Base(BaseModel):
         unknown = sorted(set(self.params) - set(self.names()))
         if unknown:
             raise InputError(None, "params", f"unknown parameters: {', '.join(unknown)}")
-        return param_space(self.names(), self.params)
+        return param_space(self.names(), {**self.defaults, **self.params})
 
     def values(self) -> dict[str, float]:
         """All parameter values (defaults filled in)."""
@@ -102,7 +114,26 @@ class DCServoConfig(_Base):
         return DCServo(values or self.values(), self.friction)
 
 
-ActuatorConfig = Annotated[PDServoConfig | DCServoConfig, Field(discriminator="kind")]
+class TorqueMotorConfig(_Base):
+    """A torque-controlled motor (a current loop: the DFKI pendulum's AK80-6): the command is
+    a torque in N m, delivered late, through a first-order lag, scaled and saturated, minus a
+    BAM friction budget. Its armature defaults to the lower bound, 1e-5 kg m^2 (the joint's
+    model already holds the rotor's inertia)."""
+
+    kind: Literal["torque"] = "torque"
+    friction: FrictionKind = "none"
+    defaults: ClassVar[dict[str, float]] = {"armature_kgm2": SPECS["armature_kgm2"][1]}
+
+    def names(self) -> list[str]:
+        return TORQUE_PARAMS + FRICTION_PARAMS[self.friction]
+
+    def build(self, values: dict | None = None) -> TorqueMotor:
+        return TorqueMotor(values or self.values(), self.friction)
+
+
+ActuatorConfig = Annotated[
+    PDServoConfig | DCServoConfig | TorqueMotorConfig, Field(discriminator="kind")
+]
 _ADAPTER: TypeAdapter = TypeAdapter(ActuatorConfig)
 
 
@@ -201,6 +232,34 @@ class DCServo(_DelayedServo):
         tau_m = self.motor_torque(command, q, qd, state)
         budget = friction_budget(self.friction, self.p, tau_m, state.tau_ext_Nm, qd)
         return tau_m + apply_friction(budget, tau_m, qd, state)
+
+
+class TorqueMotor(_DelayedServo):
+    """Runtime torque motor; its lag state is per element of the broadcast inputs."""
+
+    def __init__(self, p: dict, friction: str = "none"):
+        super().__init__(p)
+        self.friction = friction
+        self.lagged = None
+
+    def reset(self) -> None:
+        super().reset()
+        self.lagged = None
+
+    def torque(self, command, q, qd, state: ActuatorState):
+        """Delivered torque plus friction (N m)."""
+        p = self.p
+        limit = p["motor_tau_max_Nm"]
+        target = np.clip(p["torque_gain"] * self.delayed(command, state), -limit, limit)
+        tc = np.asarray(p["torque_time_constant_s"], dtype=float)
+        alpha = np.where(tc > 0, -np.expm1(-state.dt_s / np.maximum(tc, 1e-12)), 1.0)
+        if self.lagged is None or np.shape(self.lagged) != np.shape(target):
+            self.lagged = np.zeros(np.shape(target))
+        self.lagged = self.lagged + alpha * (target - self.lagged)
+        tau_m = self.lagged
+        budget = friction_budget(self.friction, p, tau_m, state.tau_ext_Nm, qd)
+        tau = tau_m + apply_friction(budget, tau_m, qd, state)
+        return np.where(state.enabled, tau, 0.0)
 
 
 def config_from_dict(data: Any, source: str | Path):

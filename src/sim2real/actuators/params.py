@@ -25,6 +25,10 @@ SPECS: dict[str, tuple[float, float, float, str, str]] = {
     # firmware current limit; off by default (100 A): the XL330's 1.75 A register value, fixed
     # or fitted, made the hold-out gain's MAE 3x worse on the BAM bench logs
     "max_current_A": (100.0, 0.2, 100.0, "log", "firmware current limit"),
+    # torque-controlled motor (current loop): command in N m
+    "torque_gain": (1.0, 0.5, 1.5, "linear", "delivered / commanded torque"),
+    "motor_tau_max_Nm": (6.0, 0.1, 50.0, "log", "motor torque saturation"),
+    "torque_time_constant_s": (0.0, 0.0, 0.05, "linear", "first-order lag of the torque"),
     # shared
     "armature_kgm2": (0.0018, 1e-5, 0.02, "log", "reflected rotor inertia"),
     "delay_s": (0.0, 0.0, 0.03, "linear", "command delay"),
