@@ -28,6 +28,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from sim2real.actuators.friction import FRICTION_PARAMS, FrictionKind, friction_budget
+from sim2real.actuators.network import NetConfig  # learned network; imports nothing of here
 from sim2real.actuators.params import SPECS, param_space
 from sim2real.core.atomic import write_text_atomic
 from sim2real.core.errors import InputError
@@ -132,7 +133,7 @@ class TorqueMotorConfig(_Base):
 
 
 ActuatorConfig = Annotated[
-    PDServoConfig | DCServoConfig | TorqueMotorConfig, Field(discriminator="kind")
+    PDServoConfig | DCServoConfig | TorqueMotorConfig | NetConfig, Field(discriminator="kind")
 ]
 _ADAPTER: TypeAdapter = TypeAdapter(ActuatorConfig)
 
@@ -192,6 +193,11 @@ class _DelayedServo:
     def reset(self) -> None:
         self.delay.reset()
 
+    def reset_rows(self, rows) -> None:
+        """Forget the commands of the environments ``rows`` (axis 0 of the inputs)."""
+        if self.delay.buf is not None and self.delay.buf.ndim > 1:
+            self.delay.buf[:, rows] = 0.0
+
     def delayed(self, command, state: ActuatorState):
         """The command as the servo sees it now, ``delay_s`` late."""
         return self.delay(command, self.p["delay_s"], state.dt_s)
@@ -246,6 +252,11 @@ class TorqueMotor(_DelayedServo):
         super().reset()
         self.lagged = None
 
+    def reset_rows(self, rows) -> None:
+        super().reset_rows(rows)
+        if self.lagged is not None and np.ndim(self.lagged) > 0:
+            self.lagged[rows] = 0.0
+
     def torque(self, command, q, qd, state: ActuatorState):
         """Delivered torque plus friction (N m)."""
         p = self.p
@@ -272,6 +283,8 @@ def config_from_dict(data: Any, source: str | Path):
         first = err.errors()[0]
         field = ".".join(str(x) for x in first["loc"]) or None
         raise InputError(source, field, first["msg"]) from None
+    if isinstance(cfg, NetConfig):  # weights relative to the YAML, checked against the config
+        return cfg.bound_to(source)
     try:
         cfg.param_space()
     except InputError as err:

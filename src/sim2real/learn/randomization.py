@@ -1,0 +1,274 @@
+"""Domain randomization as data: a YAML list of terms, each drawing new values for the
+environment parameters whose name or target matches a pattern.
+
+A term::
+
+    - name: mass                 # label (errors and logs)
+      target: "body.mass:*"      # fnmatch pattern over the env's parameter names OR targets
+      mode: reset                # startup (once per env) | reset (each episode) | interval
+      distribution: uniform      # uniform | log_uniform | normal | log_normal
+      range: [0.8, 1.2]          # uniform/log_uniform: [low, high]; normal: [mean, std];
+                                 # log_normal: [median, std of the natural log]
+      operation: scale           # scale (value = draw * nominal) | add (nominal + draw)
+                                 # | absolute (value = draw)
+      interval_s: [1.0, 3.0]     # interval mode: time between draws, uniform in [lo, hi]
+      bounds: [0.1, 0.5]         # optional: draws outside are redrawn (a truncated prior)
+
+Every matched parameter gets its own independent draw. Terms apply in file order, each one
+computed from the nominal value (a later term on the same parameter wins). Values are then
+clipped to the parameter's physical bounds (the environment's space).
+
+The ``dr.yaml`` written by system identification (a ``ParamSpace``: top-level ``params:``)
+plugs in directly: each parameter becomes a reset-mode absolute term drawn from its prior
+(normal or log-normal truncated to its bounds) or uniformly over its bounds.
+"""
+
+from __future__ import annotations
+
+import difflib
+import fnmatch
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
+
+from sim2real.core.errors import InputError
+from sim2real.params.space import ParamSpace
+
+CONFIG_DIR = Path(__file__).parent / "configs"
+
+Mode = Literal["startup", "reset", "interval"]
+Distribution = Literal["uniform", "log_uniform", "normal", "log_normal"]
+Operation = Literal["scale", "add", "absolute"]
+
+
+class Term(BaseModel):
+    """One randomization term (see the module docstring)."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+    name: str = Field(..., min_length=1)
+    target: str = Field(..., min_length=1)
+    mode: Mode
+    distribution: Distribution = "uniform"
+    range: tuple[float, float]
+    operation: Operation = "absolute"
+    interval_s: tuple[float, float] | None = None
+    bounds: tuple[float, float] | None = None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Term:
+        lo, hi = self.range
+        if self.distribution in ("uniform", "log_uniform") and lo > hi:
+            raise ValueError(f"range: inverted, low {lo} > high {hi}")
+        if self.distribution == "log_uniform" and lo <= 0:
+            raise ValueError(f"range: log_uniform needs low > 0, got {lo}")
+        if self.distribution in ("normal", "log_normal") and hi < 0:
+            raise ValueError(f"range: {self.distribution} range is [mean, std], std {hi} < 0")
+        if self.distribution == "log_normal" and lo <= 0:
+            raise ValueError(f"range: log_normal range is [median, std], median {lo} <= 0")
+        if self.mode == "interval":
+            if self.interval_s is None:
+                raise ValueError("interval_s: interval mode needs interval_s [min, max] seconds")
+            if not 0 < self.interval_s[0] <= self.interval_s[1]:
+                raise ValueError(f"interval_s: must be 0 < min <= max, got {list(self.interval_s)}")
+        if self.bounds is not None and self.bounds[0] > self.bounds[1]:
+            raise ValueError(f"bounds: inverted, {list(self.bounds)}")
+        return self
+
+    def draw(self, size: int, rng: np.random.Generator) -> np.ndarray:
+        """(size,) draws of the distribution (truncated to ``bounds`` by redrawing)."""
+        out = self._raw(size, rng)
+        if self.bounds is None:
+            return out
+        lo, hi = self.bounds
+        for _ in range(100):
+            bad = np.flatnonzero((out < lo) | (out > hi))
+            if bad.size == 0:
+                return out
+            out[bad] = self._raw(bad.size, rng)
+        return np.clip(out, lo, hi)
+
+    def _raw(self, size: int, rng: np.random.Generator) -> np.ndarray:
+        a, b = self.range
+        if self.distribution == "uniform":
+            return rng.uniform(a, b, size)
+        if self.distribution == "log_uniform":
+            return np.exp(rng.uniform(np.log(a), np.log(b), size))
+        if self.distribution == "normal":
+            return rng.normal(a, b, size)
+        return a * np.exp(rng.normal(0.0, b, size))
+
+    def value(self, draw: np.ndarray, nominal: np.ndarray) -> np.ndarray:
+        if self.operation == "scale":
+            return draw * nominal
+        if self.operation == "add":
+            return nominal + draw
+        return draw
+
+
+class Randomization(BaseModel):
+    """An ordered list of terms."""
+
+    model_config = ConfigDict(extra="forbid")
+    terms: list[Term] = Field(default_factory=list)
+    _key: str = PrivateAttr("terms")
+    """How errors name a term: ``terms`` (a DR file) or ``params`` (a ParamSpace file)."""
+
+
+def _validation_error(err: ValidationError, data: Any, source: str | Path, key: str) -> InputError:
+    first = err.errors()[0]
+    loc = [str(x) if not isinstance(x, int) else f"[{x}]" for x in first["loc"]]
+    field = "".join(p if p.startswith("[") else f".{p}" for p in loc).lstrip(".") or key
+    msg = first["msg"].removeprefix("Value error, ")
+    if first["type"] == "missing":
+        msg = "missing field"
+    sub, sep, rest = msg.partition(": ")
+    if sep and sub in Term.model_fields:  # a term-level check naming its field
+        field, msg = f"{field}.{sub}", rest
+    return InputError(source, field, msg)
+
+
+def randomization_from_dict(data: Any, source: str | Path) -> Randomization:
+    """Validate a parsed YAML document: ``terms:`` or a ``ParamSpace`` (``params:``)."""
+    if data is None:
+        return Randomization()
+    if not isinstance(data, dict) or not ({"terms", "params"} & set(data)):
+        raise InputError(source, "terms", "expected a mapping with a 'terms' (or 'params') list")
+    if "params" in data and "terms" not in data:
+        from sim2real.params.space import param_space_from_dict
+
+        return from_param_space(param_space_from_dict(data, source))
+    if not isinstance(data["terms"], list):
+        raise InputError(source, "terms", "expected a list of terms")
+    try:
+        return Randomization.model_validate(data)
+    except ValidationError as err:
+        raise _validation_error(err, data, source, "terms") from None
+
+
+def from_param_space(space: ParamSpace) -> Randomization:
+    """Each parameter: a reset-mode absolute term from its prior, truncated to its bounds
+    (uniform over the bounds without a prior; log-uniform for a log-scale parameter)."""
+    terms = []
+    for p in space.params:
+        lo, hi = p.bounds
+        prior = p.prior
+        if prior is not None and prior.kind == "normal":
+            dist, rng_ = "normal", (prior.mean, prior.std)
+        elif prior is not None and prior.kind == "lognormal":
+            dist, rng_ = "log_normal", (prior.mean, prior.std)
+        else:
+            dist, rng_ = ("log_uniform" if p.scale == "log" else "uniform"), (lo, hi)
+        terms.append(
+            Term(
+                name=p.name,
+                target=p.target,
+                mode="reset",
+                distribution=dist,
+                range=rng_,
+                operation="absolute",
+                bounds=(lo, hi),
+            )
+        )
+    out = Randomization(terms=terms)
+    out._key = "params"
+    return out
+
+
+def load_randomization(
+    dr: str | Path | Randomization | None, default: Path | Randomization | None = None
+) -> Randomization:
+    """``None`` -> no randomization; ``"default"`` -> ``default``; a path -> its YAML."""
+    if dr is None:
+        return Randomization()
+    if isinstance(dr, Randomization):
+        return dr
+    if str(dr) == "default":
+        if default is None:
+            raise InputError("--dr", "default", "this environment has no default randomization")
+        if isinstance(default, Randomization):
+            return default
+        dr = default
+    path = Path(dr)
+    if not path.is_file():
+        raise InputError(path, None, "randomization file not found")
+    try:
+        data = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as err:
+        raise InputError(path, None, f"not valid YAML: {err}") from None
+    return randomization_from_dict(data, path)
+
+
+@dataclass
+class BoundTerm:
+    """A term resolved against an environment's parameter space: the columns it writes."""
+
+    term: Term
+    columns: np.ndarray  # (k,) int
+
+
+class Randomizer:
+    """Terms of a :class:`Randomization` bound to the columns of an environment's parameter
+    space; draws write into an (N, P) value array."""
+
+    def __init__(
+        self,
+        dr: Randomization,
+        space: ParamSpace,
+        nominal: np.ndarray | None = None,
+        source: str | Path | None = None,
+    ) -> None:
+        self.space = space
+        self.nominal = space.nominal() if nominal is None else np.asarray(nominal, float)
+        self.lower, self.upper = space.lower(), space.upper()
+        names = space.names
+        targets = [p.target for p in space.params]
+        self.bound: list[BoundTerm] = []
+        for i, term in enumerate(dr.terms):
+            cols = [
+                j
+                for j, (n, t) in enumerate(zip(names, targets, strict=True))
+                if fnmatch.fnmatchcase(n, term.target) or fnmatch.fnmatchcase(t, term.target)
+            ]
+            if not cols:
+                known = names + targets
+                close = difflib.get_close_matches(term.target, known, n=4, cutoff=0.3)
+                hint = f"; close matches: {', '.join(close)}" if close else ""
+                raise InputError(
+                    source,
+                    f"{dr._key}[{i}].target",
+                    f"{term.target!r} matches no parameter of the environment{hint} "
+                    f"(parameters: {', '.join(names)})",
+                )
+            self.bound.append(BoundTerm(term, np.asarray(cols, dtype=int)))
+
+    def terms(self, mode: str) -> list[BoundTerm]:
+        return [b for b in self.bound if b.term.mode == mode]
+
+    @property
+    def randomized_columns(self) -> np.ndarray:
+        """(P,) bool: parameters some term writes."""
+        mask = np.zeros(len(self.nominal), dtype=bool)
+        for b in self.bound:
+            mask[b.columns] = True
+        return mask
+
+    def apply(
+        self,
+        bound: list[BoundTerm],
+        values: np.ndarray,
+        rows: np.ndarray,
+        rng: np.random.Generator,
+    ) -> None:
+        """Draw the terms for ``rows`` of ``values`` (N, P) in place."""
+        rows = np.asarray(rows, dtype=int)
+        if rows.size == 0:
+            return
+        for b in bound:
+            for j in b.columns:
+                draw = b.term.draw(rows.size, rng)
+                v = b.term.value(draw, self.nominal[j])
+                values[rows, j] = np.clip(v, self.lower[j], self.upper[j])
