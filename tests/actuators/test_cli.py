@@ -126,3 +126,24 @@ def test_fit_and_replay_real(real_data, tmp_path):
     rows = list(csv.DictReader(pred.open()))
     assert len(rows) == 1200
     assert {"time", "position_measured", "position_predicted", "goal_position"} <= set(rows[0])
+
+
+def test_compare_writes_table_models_and_plots(real_data, tmp_path):
+    folder = real_data / "servo-bam-xl330" / "processed"
+    logs = [folder / "2026-01-15_10h28m10.json", folder / "2026-01-15_10h29m14.json"]
+    out = tmp_path / "cmp"
+    proc = run_cli(
+        "actuator", "compare", "--logs", *logs, "--models", "pd", "coulomb-viscous",
+        "--holdout-kp", "400", "--time-budget", "2", "--out", out,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    rows = (out / "comparison.csv").read_text().splitlines()
+    assert rows[0] == "model,train_mae_rad,holdout_mae_rad,fit_time_s" and len(rows) == 3
+    for row in rows[1:]:
+        _, train, hold, _ = row.split(",")
+        assert 0 < float(train) < 0.5 and 0 < float(hold) < 0.5
+    assert (out / "pd.yaml").is_file() and (out / "coulomb-viscous.yaml").is_file()
+    assert (out / "actuator_2026-01-15_10h29m14.png").stat().st_size > 5000
+    assert "Actuator models compared" in (out / "index.html").read_text()
+    bad = run_cli("actuator", "compare", "--logs", logs[0], "--models", "pdd", "--out", out)
+    assert_one_line_error(bad, "--models", "pdd")

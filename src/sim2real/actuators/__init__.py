@@ -1,5 +1,6 @@
-"""Actuator models (ideal PD, DC-motor servo, torque motor, with the BAM friction family) usable inside the
-simulation loop, and their identification from real servo logs."""
+"""Actuator models (ideal PD, DC-motor servo, torque motor, with the BAM friction family; a
+learned actuator network) usable inside the simulation loop, and their identification from real
+servo logs."""
 
 from sim2real.actuators.models import (
     ActuatorState,
@@ -12,11 +13,14 @@ from sim2real.actuators.models import (
     load_actuator,
     save_actuator,
 )
+from sim2real.actuators.network import ActuatorNet, NetConfig
 
 __all__ = [
+    "ActuatorNet",
     "ActuatorState",
     "DCServo",
     "DCServoConfig",
+    "NetConfig",
     "PDServo",
     "PDServoConfig",
     "TorqueMotor",

@@ -33,17 +33,45 @@ class ModelResult:
     train_mae_rad: float
     holdout_mae_rad: float | None
     fit_time_s: float
+    fit: object = None
+    """What the fitter returned (a physical fit or a trained network), for saving."""
+
+    def save(self, path: Path) -> Path:
+        """The fitted model as an actuator YAML (a network's ``.pt`` / ``.onnx`` beside)."""
+        from sim2real.actuators.models import save_actuator
+        from sim2real.actuators.network import save_network
+
+        record = {"train_mae_rad": self.train_mae_rad, "holdout_mae_rad": self.holdout_mae_rad}
+        trained = getattr(self.fit, "trained", None)
+        if trained is not None:
+            save_network(trained, path, {"fit": record})
+        else:
+            save_actuator(self.config, path, {"fit": record})
+        return path
 
 
-Fitter = Callable[[str, list[ServoLog], float, int], tuple[object, float]]
-"""(model name, train logs, time budget [s], seed) -> (fitted config, fit time [s])."""
+Fitter = Callable[[str, list[ServoLog], float, int], object]
+"""(model name, train logs, time budget [s], seed) -> a fit with ``config`` and
+``fit_time_s``."""
 
 
 def fit_physical(name: str, train: list[ServoLog], budget_s: float, seed: int):
     from sim2real.actuators.run import make_config
 
-    fit = fit_actuator(make_config(name), train, time_budget_s=budget_s, seed=seed)
-    return fit.config, fit.fit_time_s
+    return fit_actuator(make_config(name), train, time_budget_s=budget_s, seed=seed)
+
+
+def fit_net(name: str, train: list[ServoLog], budget_s: float, seed: int):
+    """A network trains in seconds; the time budget does not apply."""
+    from sim2real.actuators.run import fit_network
+
+    return fit_network(train, name, seed=seed)
+
+
+def default_fitters() -> dict[str, Fitter]:
+    from sim2real.actuators.run import NET_MODELS
+
+    return dict.fromkeys(NET_MODELS, fit_net)
 
 
 def compare_models(
@@ -59,11 +87,12 @@ def compare_models(
     """Fit each model on ``train`` (``fitters`` by name, else the physical fit) and evaluate it
     on ``train`` and ``hold``."""
     rows = []
+    fitters = default_fitters() if fitters is None else fitters
     for name in models:
-        fitter = (fitters or {}).get(name, fit_physical)
-        cfg, seconds = fitter(name, train, time_budget_s, seed)
+        fit = fitters.get(name, fit_physical)(name, train, time_budget_s, seed)
+        cfg, seconds = fit.config, fit.fit_time_s
         row = ModelResult(
-            name, cfg, evaluate(cfg, train), evaluate(cfg, hold) if hold else None, seconds
+            name, cfg, evaluate(cfg, train), evaluate(cfg, hold) if hold else None, seconds, fit
         )
         rows.append(row)
         if progress is not None:
@@ -117,6 +146,50 @@ def overlay_png(path: Path, log: ServoLog, rows: list[ModelResult]) -> None:
     ax_err.set(xlabel="time [s]", ylabel="|error| [rad]")
     fig.tight_layout()
     save_figure(fig, path, dpi=100)
+
+
+def compare_command(
+    log_paths: list[Path],
+    models: list[str],
+    out: Path,
+    holdout_kp: float | None,
+    time_budget_s: float = 100.0,
+    seed: int = 0,
+    progress: Callable[[str], None] | None = None,
+) -> tuple[list[ModelResult], Path]:
+    """``sim2real actuator compare``: fit every model, save each (``OUT/<model>.yaml``) and
+    write ``OUT/comparison.csv`` and the report ``OUT/index.html``."""
+    from sim2real.actuators.run import MODELS, NET_MODELS, check_steps, split_logs
+    from sim2real.actuators.servo_log import read_servo_log
+    from sim2real.core.errors import InputError
+    from sim2real.core.report import write_html_report
+
+    known = (*MODELS, *NET_MODELS)
+    for name in models:
+        if name not in known:
+            raise InputError("--models", name, f"expected some of {', '.join(known)}")
+    logs = [read_servo_log(p) for p in log_paths]
+    check_steps(logs)
+    train, hold = split_logs(logs, holdout_kp)
+    rows = compare_models(
+        models, train, hold, time_budget_s=time_budget_s, seed=seed, progress=progress
+    )
+    out.mkdir(parents=True, exist_ok=True)
+    for row in rows:
+        row.save(out / f"{row.name}.yaml")
+    gains = sorted({log.kp_fw for log in train})
+    text = (
+        f"Fitted on {len(train)} logs at kp {', '.join(f'{g:g}' for g in gains)}"
+        + (
+            f"; judged on the {len(hold)} logs at kp {holdout_kp:g}, which no fit saw"
+            if hold
+            else ""
+        )
+        + ". Position MAE of the bench simulated with each model, driven by the logged goal "
+        "positions (torque-enabled samples)."
+    )
+    section = comparison_section(out, rows, hold or train, "Actuator models compared", text)
+    return rows, write_html_report(out, "sim2real actuator comparison", [section])
 
 
 def comparison_section(

@@ -28,7 +28,9 @@ def run_actuator_demo(out: Path, quiet: bool = False, budget_s: float = 8.0) -> 
     logs = [read_servo_log(p) for p in sorted(folder.glob("*.json"))]
     train, hold = split_logs(logs, HOLDOUT_KP)
     say = None if quiet else (lambda line: print(f"actuator {line}"))
-    rows = compare_models(list(DEMO_MODELS), train, hold, time_budget_s=budget_s, progress=say)
+    rows = compare_models(
+        list(DEMO_MODELS), train, hold, time_budget_s=budget_s, fitters={}, progress=say
+    )
     text = (
         f"DC-motor servo models fitted for {budget_s:g} s each (CMA-ES on the simulated position "
         f"error) on {len(train)} logs at kp 100 and 200, then driven by the goal positions of "
