@@ -14,6 +14,7 @@ from sim2real.cli.actuator import app as actuator_app
 from sim2real.cli.adapt import adapt_cmd
 from sim2real.cli.depth import app as depth_app
 from sim2real.cli.model import app as model_app
+from sim2real.cli.policy import app as policy_app
 from sim2real.cli.sysid import app as sysid_app
 from sim2real.cli.track import app as track_app
 from sim2real.core.errors import InputError
@@ -30,6 +31,7 @@ app.add_typer(track_app, name="track")
 app.add_typer(sysid_app, name="sysid")
 app.add_typer(model_app, name="model")
 app.add_typer(actuator_app, name="actuator")
+app.add_typer(policy_app, name="policy")
 app.command("adapt")(adapt_cmd)
 
 
@@ -75,6 +77,8 @@ MULTI_VALUE_OPTIONS = {
     ("sysid", "fit"): ("--log", "--holdout"),
     ("sysid", "eval"): ("--log",),
     ("actuator", "fit"): ("--logs",),
+    ("actuator", "compare"): ("--logs", "--models"),
+    ("policy", "eval"): ("--reality",),
 }
 """Options that take several values after one flag (``--frames a.png b.png``), per command;
 click wants the flag repeated, so the arguments are rewritten before parsing."""

@@ -94,6 +94,8 @@ class ReportSection:
     images: list[str] = field(default_factory=list)
     """Image file names relative to the report folder."""
     table: list[tuple[str, str]] = field(default_factory=list)
+    grid: list[list[str]] = field(default_factory=list)
+    """A table with a header row (first row) and any number of columns."""
 
 
 def write_html_report(folder: str | Path, title: str, sections: list[ReportSection]) -> Path:
@@ -104,7 +106,7 @@ def write_html_report(folder: str | Path, title: str, sections: list[ReportSecti
         f"<title>{html.escape(title)}</title>",
         "<style>body{font-family:sans-serif;max-width:1400px;margin:2em auto;color:#222}"
         "img{max-width:100%;border:1px solid #ccc;margin:.5em 0}"
-        "table{border-collapse:collapse}td{border:1px solid #ccc;padding:.2em .6em}"
+        "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.2em .6em}"
         "h2{border-bottom:1px solid #ddd}</style></head><body>",
         f"<h1>{html.escape(title)}</h1>",
     ]
@@ -118,6 +120,13 @@ def write_html_report(folder: str | Path, title: str, sections: list[ReportSecti
                 for k, v in section.table
             )
             parts.append(f"<table>{rows}</table>")
+        if section.grid:
+            head = "".join(f"<th>{html.escape(c)}</th>" for c in section.grid[0])
+            body = "".join(
+                "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>"
+                for row in section.grid[1:]
+            )
+            parts.append(f"<table><tr>{head}</tr>{body}</table>")
         for image in section.images:
             parts.append(f"<div><img src='{html.escape(image)}' alt='{html.escape(image)}'></div>")
     parts.append("</body></html>")

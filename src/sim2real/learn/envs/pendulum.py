@@ -86,9 +86,16 @@ class RewardWeights(BaseModel):
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     upright: float = 1.0
+    angle: float = 0.0
+    """Quadratic angle cost ``- (e / pi)^2`` (0 upright, -1 hanging): unlike the height term it
+    keeps a holding-sideways pendulum far below the upright one."""
     velocity: float = 0.01
     action: float = 0.01
     bonus: float = 1.0
+    energy: float = 0.0
+    """Energy shaping (single pendulum): ``- |E - E_top| / E_top`` with ``E = J qd^2 / 2 +
+    m g l (1 - cos q)`` of each environment's own (randomized) model: a gradient towards
+    pumping exactly the energy that reaches upright."""
 
 
 class PendulumSwingupConfig(BaseModel):
@@ -282,6 +289,7 @@ class SwingupVec:
         self.batch_extras = BatchExtras(self._extras)
         self._base_armature = float(m.dof_armature[self.act_dof])
         self.values = np.tile(self.nominal, (self.num_envs, 1))
+        self._mgl, self._inertia = np.ones(self.num_envs), np.ones(self.num_envs)  # energy term
         self.runtime = None
         if self.actuator_cfg is not None:
             self.runtime = self.actuator_cfg.build(self._actuator_values())
@@ -337,12 +345,33 @@ class SwingupVec:
             values = self.values[i, self.model_cols]
             SimModel.apply(models[i], self._extras[i], self.handles, values)
             models[i].dof_armature[self.act_dof] += float(arm[i])
+        if self.cfg.reward.energy:
+            self._energy_constants(rows)
         self.batch_extras.update_rows(rows, self._extras)
         self._state_dependent = self.batch_extras.state_dependent
         delay = self.batch_extras.delay_s + self.cfg.extra_delay_s
         self._delay_sub = np.clip(
             np.round(delay / self.timestep).astype(int), 0, self._hist_len - self.nsub
         )
+
+    def _energy_constants(self, rows: np.ndarray) -> None:
+        """Inertia J and gravity torque at the horizontal m g l of each row's model (for the
+        energy term; single-joint tasks only)."""
+        import mujoco
+
+        if len(self.joints) != 1:
+            raise InputError("config", "reward.energy", "energy shaping needs a single joint")
+        models = self.stepper.models
+        d = mujoco.MjData(models[0])
+        dof = int(self.dof[0])  # the diagonal of the (sparse, CSR) mass matrix at this dof
+        diag = int(models[0].M_rowadr[dof]) + int(models[0].M_rownnz[dof]) - 1
+        for i in rows:
+            d.qpos[:] = 0.0
+            d.qvel[:] = 0.0
+            d.qpos[self.qadr[0]] = np.pi / 2
+            mujoco.mj_forward(models[i], d)
+            self._mgl[i] = abs(float(d.qfrc_bias[self.dof[0]]))
+            self._inertia[i] = float(d.M[diag])
 
     def _alloc(self) -> None:
         n, frame = self.num_envs, self.obs_groups["policy"].dim // self.cfg.history
@@ -461,6 +490,11 @@ class SwingupVec:
             - w.action * a**2
             + w.bonus * in_band
         )
+        if w.angle:
+            reward -= w.angle * np.sum((err / np.pi) ** 2, axis=1)
+        if w.energy:
+            energy = 0.5 * self._inertia * qd[:, 0] ** 2 + self._mgl * (1.0 - np.cos(q[:, 0]))
+            reward -= w.energy * np.abs(energy / (2.0 * self._mgl) - 1.0)
         self.hold = np.where(in_band, self.hold + 1, 0)
         self.success |= self.hold >= self.hold_steps
         self.ep_return += reward

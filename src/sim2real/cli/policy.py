@@ -1,0 +1,177 @@
+"""``sim2real policy ...``: train a controller in simulation (PPO with domain randomization),
+distill a privileged teacher into a deployable student, evaluate in other realities, export
+for the robot (thin shells over :mod:`sim2real.learn`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+app = typer.Typer(
+    help="Policies trained in simulation, distilled, exported and evaluated across realities.",
+    no_args_is_help=True,
+)
+
+
+def _dr_arg(dr: str | None) -> str | Path | None:
+    if dr is None:
+        return "default"
+    if dr.lower() == "none":
+        return None
+    return Path(dr)
+
+
+def _yaml_mapping(path: Path | None, what: str) -> dict[str, Any]:
+    from sim2real.core.errors import InputError
+
+    if path is None:
+        return {}
+    import yaml
+
+    if not path.is_file():
+        raise InputError(path, None, f"{what} not found")
+    try:
+        data = yaml.safe_load(path.read_text()) or {}
+    except yaml.YAMLError as err:
+        raise InputError(path, None, f"not valid YAML: {err}") from None
+    if not isinstance(data, dict):
+        raise InputError(path, None, f"expected a mapping of {what} fields")
+    return data
+
+
+@app.command("train")
+def train_cmd(
+    env: Annotated[str, typer.Argument(help="Environment id, e.g. sim2real/PendulumSwingup-v0.")],
+    out: Annotated[Path, typer.Option("--out", help="Run folder to write (or resume).")],
+    dr: Annotated[
+        str | None,
+        typer.Option(
+            "--dr",
+            help="Randomization YAML (terms, or a sysid dr.yaml); 'none' for none. "
+            "Default: the environment's own.",
+        ),
+    ] = None,
+    steps: Annotated[
+        int | None, typer.Option("--steps", min=1, help="Environment steps in all.")
+    ] = None,
+    settings: Annotated[
+        Path | None, typer.Option("--settings", help="Training settings YAML (PPO, network).")
+    ] = None,
+    env_config: Annotated[
+        Path | None,
+        typer.Option("--env-config", help="Environment fields YAML (model, actuator, params)."),
+    ] = None,
+    teacher: Annotated[
+        bool,
+        typer.Option(
+            "--teacher",
+            help="Privileged teacher: its actor also reads the "
+            "randomized parameters (distill it before export).",
+        ),
+    ] = False,
+    seed: Annotated[int | None, typer.Option("--seed", help="Seed of the run.")] = None,
+    resume: Annotated[
+        bool, typer.Option("--resume", help="Continue the run in OUT where it stopped.")
+    ] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
+) -> None:
+    """Train a policy for ENV with PPO into OUT (policy.pt, metrics.csv, tb/, checkpoints).
+    The default policy reads only what the robot measures, so it can be exported."""
+    from sim2real.learn.envs import env_config as check_env_config
+    from sim2real.learn.train import default_train_config, load_train_config, train
+    from sim2real.learn.vec import ObsRoles
+
+    cfg = load_train_config(settings) if settings else default_train_config(env)
+    update: dict[str, Any] = {}
+    if steps is not None:
+        update["total_env_steps"] = steps
+    if seed is not None:
+        update["seed"] = seed
+    cfg = cfg.model_copy(update=update)
+    fields = _yaml_mapping(env_config, "environment config")
+    check_env_config(env, fields, env_config or "--env-config")
+    roles = ObsRoles(actor=("policy", "privileged")) if teacher else ObsRoles()
+    result = train(
+        out, env, dr=_dr_arg(dr), env_config=fields, train_config=cfg, roles=roles,
+        resume=resume, quiet=quiet,
+    )  # fmt: skip
+    typer.echo(result.summary())
+    typer.echo(f"run: {out}")
+
+
+@app.command("distill")
+def distill_cmd(
+    teacher: Annotated[Path, typer.Argument(help="Run folder of a privileged teacher.")],
+    out: Annotated[Path, typer.Option("--out", help="Run folder of the student.")],
+    rounds: Annotated[
+        int | None, typer.Option("--rounds", min=1, help="DAgger collect-and-train rounds.")
+    ] = None,
+    seed: Annotated[int | None, typer.Option("--seed")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
+) -> None:
+    """Distill TEACHER into a deployable student (DAgger on the student's own rollouts)."""
+    from sim2real.learn.distill import DistillConfig, distill
+
+    update: dict[str, Any] = {}
+    if rounds is not None:
+        update["rounds"] = rounds
+    if seed is not None:
+        update["seed"] = seed
+    result = distill(teacher, out, DistillConfig(**update), quiet=quiet)
+    typer.echo(result.summary())
+    typer.echo(f"run: {out}")
+
+
+@app.command("export")
+def export_cmd(
+    run: Annotated[Path, typer.Argument(help="Run folder of a deployable policy.")],
+    out: Annotated[Path, typer.Option("--out", help="Folder for policy.onnx and policy.json.")],
+) -> None:
+    """Write policy.onnx (input obs [1, D], output action [1, A] in [-1, 1]) and policy.json
+    (env, control_dt, action_limit, history, obs_terms) for the robot-side runner."""
+    from sim2real.learn.export import export_policy
+
+    result = export_policy(run, out)
+    typer.echo(f"exported: {result.onnx_path} and {result.json_path}")
+
+
+@app.command("eval")
+def eval_cmd(
+    policies: Annotated[list[Path], typer.Argument(help="Run folder(s) of trained policies.")],
+    env: Annotated[
+        str | None, typer.Option("--env", help="Environment id the policies must be for.")
+    ] = None,
+    reality: Annotated[
+        list[str] | None,
+        typer.Option("--reality", help="Reality YAML(s) or shipped reality names."),
+    ] = None,
+    episodes: Annotated[int, typer.Option("--episodes", min=1, help="Episodes per world.")] = 100,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the evaluation worlds.")] = 1,
+    report: Annotated[
+        Path | None,
+        typer.Option("--report", help="Folder for an HTML report (table, training curves)."),
+    ] = None,
+) -> None:
+    """Success rate and return of each policy in its training conditions and in each reality;
+    with several policies, the ablation table."""
+    from sim2real.learn.evaluate import evaluate_policy
+    from sim2real.learn.policy import load_policy
+    from sim2real.learn.reality import load_reality, shipped_realities
+
+    worlds = [load_reality(r) for r in (reality or [])]
+    loaded = [load_policy(p, expected_env_id=env) for p in policies]
+    results = {}
+    for path, policy in zip(policies, loaded, strict=True):
+        typer.echo(f"{path}:")
+        results[str(path)] = evaluate_policy(policy, worlds, episodes=episodes, seed=seed)
+        for r in results[str(path)]:
+            typer.echo(f"  {r.line()}")
+    if not worlds:
+        typer.echo(f"(shipped realities: {', '.join(shipped_realities())})")
+    if report is not None:
+        from sim2real.learn.report import write_policy_report
+
+        index = write_policy_report(report, results, worlds)
+        typer.echo(f"report: {index}")

@@ -1,0 +1,192 @@
+"""Robot-side runner of an exported policy, from ``policy.onnx`` and ``policy.json`` alone.
+
+This is what a process on the robot does at every control tick: take the raw measurements
+(``q`` in rad, ``qvel`` in rad/s, as arrays over joints or scalars), build one observation frame
+as listed in ``policy.json`` (``q`` wrapped to [-pi, pi), ``cos_q`` and ``sin_q`` computed from
+the measured ``q``, ``prev_action`` the runner's own last action, zero after ``reset``; any other
+term is read from the measurement under its name), multiply each value by its scale, stack the
+last ``history`` frames oldest first (the first frame after a reset fills the whole history),
+run the ONNX graph and multiply the action by ``action_limit`` for the torque.
+
+It imports numpy and onnxruntime only (no torch, no MuJoCo, no environment code), so it can be
+copied onto a robot computer as it is. A term name ``base[i]`` takes element ``i`` of the
+measurement ``base`` (multi-joint robots).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from sim2real.core.errors import InputError
+
+_TERM_NAME = re.compile(r"^(?P<base>[A-Za-z_][A-Za-z0-9_]*)(?:\[(?P<index>\d+)\])?$")
+
+
+def _wrap(q: float) -> float:
+    return (q + math.pi) % (2.0 * math.pi) - math.pi
+
+
+class DeployedPolicy:
+    """An exported policy ready to run: ``act(measurement) -> action`` in [-1, 1]."""
+
+    def __init__(self, folder: str | Path) -> None:
+        import onnxruntime as ort
+
+        folder = Path(folder)
+        json_path = folder / "policy.json"
+        onnx_path = folder / "policy.onnx"
+        spec = _read_spec(json_path)
+        self.env: str = spec["env"]
+        self.control_dt: float = float(spec["control_dt"])
+        self.action_limit = np.asarray(spec["action_limit"], dtype=np.float64)
+        self.history: int = int(spec["history"])
+        self.term_names = [t["name"] for t in spec["obs_terms"]]
+        self.scales = np.array([float(t["scale"]) for t in spec["obs_terms"]], dtype=np.float64)
+        self._terms = [_parse_term(json_path, i, n) for i, n in enumerate(self.term_names)]
+        obs_dim = self.history * len(self.term_names)
+        if not onnx_path.is_file():
+            raise InputError(onnx_path, None, "missing (export writes it beside policy.json)")
+        try:
+            options = ort.SessionOptions()
+            options.intra_op_num_threads = 1
+            self._session = ort.InferenceSession(
+                str(onnx_path), options, providers=["CPUExecutionProvider"]
+            )
+        except Exception as exc:
+            raise InputError(onnx_path, None, f"not a readable ONNX model ({exc})") from exc
+        inputs, outputs = self._session.get_inputs(), self._session.get_outputs()
+        if [i.name for i in inputs] != ["obs"] or [o.name for o in outputs] != ["action"]:
+            raise InputError(onnx_path, None, "expected one input 'obs' and one output 'action'")
+        onnx_obs_dim = inputs[0].shape[-1]
+        if onnx_obs_dim != obs_dim:
+            raise InputError(
+                json_path,
+                "obs_terms",
+                f"history {self.history} x {len(self.term_names)} terms = {obs_dim} values, "
+                f"but the ONNX input 'obs' takes {onnx_obs_dim}",
+            )
+        onnx_action_dim = outputs[0].shape[-1]
+        if onnx_action_dim != len(self.action_limit):
+            raise InputError(
+                json_path,
+                "action_limit",
+                f"{len(self.action_limit)} actuators, but the ONNX output 'action' has "
+                f"{onnx_action_dim}",
+            )
+        if "obs_dim" in spec and spec["obs_dim"] != obs_dim:
+            raise InputError(
+                json_path, "obs_dim", f"{spec['obs_dim']} != history x obs_terms = {obs_dim}"
+            )
+        self.obs_dim = obs_dim
+        self.action_dim = len(self.action_limit)
+        self.reset()
+
+    def reset(self) -> None:
+        """Start a new episode: empty history, previous action zero."""
+        self._frames: np.ndarray | None = None
+        self.prev_action = np.zeros(self.action_dim, dtype=np.float32)
+
+    def frame(self, measurement: dict[str, Any]) -> np.ndarray:
+        """One observation frame (F,) float32 = raw * scale, from raw measurements."""
+        values = {k: np.atleast_1d(np.asarray(v, dtype=np.float64)) for k, v in measurement.items()}
+        raw = np.empty(len(self._terms))
+        for k, (name, base, index) in enumerate(self._terms):
+            raw[k] = self._raw_term(values, name, base, index)
+        return (raw * self.scales).astype(np.float32)
+
+    def observation(self, measurement: dict[str, Any]) -> np.ndarray:
+        """Push a frame into the history; (D,) float32, frames oldest first."""
+        frame = self.frame(measurement)
+        if self._frames is None:
+            self._frames = np.repeat(frame[None], self.history, axis=0)
+        else:
+            self._frames = np.concatenate([self._frames[1:], frame[None]], axis=0)
+        return self._frames.reshape(-1)
+
+    def act(self, measurement: dict[str, Any]) -> np.ndarray:
+        """Raw measurements of this tick -> action (A,) float32 in [-1, 1]."""
+        obs = self.observation(measurement)
+        (action,) = self._session.run(["action"], {"obs": obs[None]})
+        self.prev_action = np.asarray(action[0], dtype=np.float32)
+        return self.prev_action.copy()
+
+    def torque(self, measurement: dict[str, Any]) -> np.ndarray:
+        """The torque to apply (A,), N·m: ``act(measurement) * action_limit``."""
+        return self.act(measurement) * self.action_limit
+
+    def _raw_term(self, values: dict[str, np.ndarray], name: str, base: str, index: int) -> float:
+        if base == "prev_action":
+            return float(self.prev_action[index])
+        source = {"cos_q": "q", "sin_q": "q"}.get(base, base)
+        if source not in values:
+            raise InputError("measurement", source, f"missing (needed for the term {name!r})")
+        if index >= values[source].size:
+            raise InputError("measurement", source, f"has no element {index} (term {name!r})")
+        x = float(values[source][index])
+        if base == "q":
+            return _wrap(x)
+        if base == "cos_q":
+            return math.cos(x)
+        if base == "sin_q":
+            return math.sin(x)
+        return x
+
+
+def _parse_term(json_path: Path, i: int, name: str) -> tuple[str, str, int]:
+    match = _TERM_NAME.match(name)
+    if match is None:
+        raise InputError(json_path, f"obs_terms[{i}].name", f"{name!r} is not 'name' or 'name[i]'")
+    return name, match["base"], int(match["index"] or 0)
+
+
+def _read_spec(path: Path) -> dict[str, Any]:
+    try:
+        spec = json.loads(path.read_text())
+    except OSError as exc:
+        raise InputError(path, None, f"cannot read file ({exc.strerror})") from exc
+    except json.JSONDecodeError as exc:
+        raise InputError(path, None, f"not valid JSON ({exc.msg}, line {exc.lineno})") from exc
+    if not isinstance(spec, dict):
+        raise InputError(path, None, "expected a JSON object")
+
+    def need(field: str, ok: bool, what: str) -> None:
+        if not ok:
+            raise InputError(path, field, f"must be {what} (got {spec.get(field)!r})")
+
+    for field in ("env", "control_dt", "action_limit", "history", "obs_terms"):
+        if field not in spec:
+            raise InputError(path, field, "missing")
+    need("env", isinstance(spec["env"], str), "a string")
+    need("control_dt", _is_number(spec["control_dt"]) and spec["control_dt"] > 0, "a number > 0")
+    limits = spec["action_limit"]
+    need(
+        "action_limit",
+        isinstance(limits, list)
+        and len(limits) > 0
+        and all(_is_number(x) and x > 0 for x in limits),
+        "a non-empty list of torques > 0",
+    )
+    history = spec["history"]
+    need(
+        "history",
+        isinstance(history, int) and not isinstance(history, bool) and history >= 1,
+        "an integer >= 1",
+    )
+    terms = spec["obs_terms"]
+    need("obs_terms", isinstance(terms, list) and len(terms) > 0, "a non-empty list")
+    for i, term in enumerate(terms):
+        if not (isinstance(term, dict) and isinstance(term.get("name"), str)):
+            raise InputError(path, f"obs_terms[{i}]", 'must be {"name": str, "scale": number}')
+        if not _is_number(term.get("scale")):
+            raise InputError(path, f"obs_terms[{i}].scale", "must be a finite number")
+    return spec
+
+
+def _is_number(x: Any) -> bool:
+    return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)

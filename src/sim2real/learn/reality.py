@@ -1,0 +1,124 @@
+"""A *reality*: a description of a world other than the one a policy was trained in, the proxy
+for a real robot in transfer evaluation.
+
+YAML (every field optional)::
+
+    description: the identified pendulum, 20 % heavier, 20 ms more delay
+    model: ../runs/sysid/fitted.xml    # built-in name or MJCF (relative to this file)
+    params: {frictionloss_Nm: 0.35}    # absolute values by parameter name or target
+    actuator: {kind: torque, params: {torque_time_constant_s: 0.005}}
+    extra_delay_s: 0.015
+    randomization:                     # per-episode draws (the DR term format), e.g. shifts
+      terms:
+        - {name: mass, target: mass_kg, mode: reset, distribution: uniform,
+           range: [0.8, 1.2], operation: scale}
+
+The policy's own environment configuration is kept (history, scales, torque limit, episode
+length) and the reality's fields replace the world's; without ``randomization`` the world is
+fixed (no training randomization). Parameter names and targets are checked against the
+environment: an unknown one fails with close matches.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from sim2real.core.errors import InputError
+
+REALITY_DIR = Path(__file__).parent / "configs" / "realities"
+
+
+class Reality(BaseModel):
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+    name: str = ""
+    description: str = ""
+    model: str | None = None
+    params: dict[str, float] = Field(default_factory=dict)
+    actuator: dict[str, Any] | None = None
+    extra_delay_s: float = Field(0.0, ge=0.0, le=0.2)
+    randomization: dict[str, Any] | None = None
+    source: str = Field("", exclude=True)
+
+
+def shipped_realities() -> dict[str, Path]:
+    """The realities that come with the package, by name."""
+    return {p.stem: p for p in sorted(REALITY_DIR.glob("*.yaml"))}
+
+
+def load_reality(arg: str | Path) -> Reality:
+    """A reality YAML path, or the name of a shipped one."""
+    path = Path(arg)
+    if not path.is_file():
+        shipped = shipped_realities()
+        if str(arg) not in shipped:
+            raise InputError(
+                "--reality",
+                str(arg),
+                f"no such file and no shipped reality of that name (shipped: {', '.join(shipped)})",
+            )
+        path = shipped[str(arg)]
+    try:
+        data = yaml.safe_load(path.read_text()) or {}
+    except yaml.YAMLError as err:
+        raise InputError(path, None, f"not valid YAML: {err}") from None
+    if not isinstance(data, dict):
+        raise InputError(path, None, "expected a mapping of reality fields")
+    try:
+        reality = Reality.model_validate(data)
+    except ValidationError as err:
+        first = err.errors()[0]
+        field = ".".join(str(x) for x in first["loc"]) or None
+        raise InputError(path, field, first["msg"]) from None
+    if reality.model is not None and not _is_builtin(reality.model):
+        model_path = Path(reality.model)
+        if not model_path.is_absolute():
+            model_path = path.parent / model_path
+        if not model_path.is_file():
+            raise InputError(path, "model", f"model file {model_path} not found")
+        reality.model = str(model_path)
+    reality.name = reality.name or path.stem
+    reality.source = str(path)
+    return reality
+
+
+def _is_builtin(name: str) -> bool:
+    from sim2real.sim.builtin import BUILTINS
+
+    return name in BUILTINS
+
+
+def reality_env(reality: Reality, env_id: str, env_config: dict, num_envs: int, seed: int):
+    """The policy's environment with the reality's world: a VecEnv (errors name the reality
+    file and the field)."""
+    from sim2real.learn.envs import make_vec
+    from sim2real.learn.randomization import randomization_from_dict
+
+    config = dict(env_config)
+    if reality.model is not None:
+        config["model"] = reality.model
+    config["params"] = {**config.get("params", {}), **reality.params}
+    if reality.actuator is not None:
+        config["actuator"] = reality.actuator
+    config["extra_delay_s"] = config.get("extra_delay_s", 0.0) + reality.extra_delay_s
+    dr = None
+    if reality.randomization is not None:
+        try:
+            dr = randomization_from_dict(reality.randomization, reality.source)
+        except InputError as err:
+            field = f"randomization.{err.field}" if err.field else "randomization"
+            raise InputError(reality.source, field, err.message) from None
+    try:
+        return make_vec(env_id, num_envs, seed=seed, dr=dr, config=config)
+    except InputError as err:
+        # the environment names its own config sections; say which reality field it was
+        section = {"config.params": "params", "config.actuator": "actuator", "config": ""}
+        if err.source in section:
+            field = ".".join(p for p in (section[err.source], err.field) if p) or None
+            raise InputError(reality.source, field, err.message) from None
+        if dr is not None and (err.field or "").startswith("terms"):
+            raise InputError(reality.source, f"randomization.{err.field}", err.message) from None
+        raise

@@ -1,0 +1,77 @@
+"""The policy report: the ablation table (policy x world: success rate and return), the
+training curves of each run, and ``eval.json`` with every figure."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from sim2real.core.atomic import write_text_atomic
+from sim2real.core.report import ReportSection, save_figure, write_html_report
+from sim2real.learn.evaluate import TRAINING, EvalResult
+
+
+def ablation_grid(results: dict[str, list[EvalResult]]) -> list[list[str]]:
+    """Header (policy, each world) then one row per policy: 'success % (return)'."""
+    worlds = [r.world for r in next(iter(results.values()))] if results else []
+    grid = [["policy", *worlds]]
+    for name, rows in results.items():
+        cells = {r.world: f"{100 * r.success_rate:.0f} % ({r.mean_return:.0f})" for r in rows}
+        grid.append([name, *(cells.get(w, "-") for w in worlds)])
+    return grid
+
+
+def markdown_table(results: dict[str, list[EvalResult]]) -> str:
+    grid = ablation_grid(results)
+    lines = ["| " + " | ".join(grid[0]) + " |", "|" + "---|" * len(grid[0])]
+    lines += ["| " + " | ".join(row) + " |" for row in grid[1:]]
+    return "\n".join(lines)
+
+
+def curves_png(path: Path, runs: dict[str, Path]) -> bool:
+    """Mean episode return and success rate against environment steps, one line per run
+    with a ``metrics.csv`` (False when none has one)."""
+    from sim2real.core.report import _pyplot
+    from sim2real.learn.train import METRICS_FILE, read_metrics
+
+    curves = {k: read_metrics(p) for k, p in runs.items() if (p / METRICS_FILE).is_file()}
+    if not curves:
+        return False
+    plt = _pyplot()
+    fig, (ax_r, ax_s) = plt.subplots(1, 2, figsize=(11, 3.6))
+    for k, (name, rows) in enumerate(curves.items()):
+        steps = [r["env_steps"] / 1e6 for r in rows]
+        ax_r.plot(steps, [r["mean_return"] for r in rows], f"C{k}", label=name)
+        ax_s.plot(steps, [100 * r["success_rate"] for r in rows], f"C{k}", label=name)
+    ax_r.set(xlabel="environment steps [million]", ylabel="mean episode return")
+    ax_s.set(xlabel="environment steps [million]", ylabel="success [%]", ylim=(-2, 102))
+    ax_s.legend(fontsize=7, loc="best")
+    fig.suptitle("training curves (randomized training conditions)")
+    fig.tight_layout()
+    save_figure(fig, path, dpi=100)
+    return True
+
+
+def write_policy_report(
+    folder: str | Path, results: dict[str, list[EvalResult]], realities: list
+) -> Path:
+    """``folder/index.html`` and ``folder/eval.json``."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    doc = {name: [r.to_dict() for r in rows] for name, rows in results.items()}
+    write_text_atomic(folder / "eval.json", json.dumps(doc, indent=2) + "\n")
+    episodes = len(next(iter(results.values()))[0].returns) if results else 0
+    described = [(TRAINING, "each policy's own environment and randomization")]
+    described += [(r.name, r.description or r.source) for r in realities]
+    sections = [
+        ReportSection(
+            "Transfer evaluation",
+            f"Success rate (return) over {episodes} episodes per world; success = within 0.2 "
+            "rad of upright for 2 s without interruption. Worlds:",
+            table=described,
+            grid=ablation_grid(results),
+        )
+    ]
+    if curves_png(folder / "training_curves.png", {k: Path(k) for k in results}):
+        sections.append(ReportSection("Training curves", "", ["training_curves.png"]))
+    return write_html_report(folder, "sim2real policies: transfer evaluation", sections)

@@ -1,0 +1,485 @@
+"""PPO training of a policy on a :class:`~sim2real.learn.vec.VecEnv`, into a run folder:
+
+``RUN/config.yaml`` (the fully resolved settings), ``RUN/metrics.csv`` (the training curve),
+``RUN/tb/`` (TensorBoard scalars), ``RUN/policy.pt`` (the actor, see
+:mod:`sim2real.learn.policy`) and ``RUN/train_state.pt`` (everything needed to continue).
+
+``train(..., resume=True)`` continues exactly where a killed run stopped: the checkpoint holds
+the model, the optimizer, the normalizers, every random generator, the environment's own state
+and its last observation, the iteration counter and the curve so far, so 2 + 2 iterations give
+the same parameters as 4 in one go.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import random
+import re
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from sim2real.core.atomic import atomic_path, write_text_atomic
+from sim2real.core.errors import InputError
+from sim2real.learn.policy import PolicyMeta, save_policy
+from sim2real.learn.ppo import PPO, ActorCritic, NetConfig, PPOConfig, RolloutStorage
+from sim2real.learn.vec import ObsRoles, VecEnv, concat_obs
+
+TRAIN_STATE_FILE = "train_state.pt"
+METRICS_FILE = "metrics.csv"
+METRIC_COLUMNS = (
+    "iteration",
+    "env_steps",
+    "wall_s",
+    "steps_per_s",
+    "collect_s",
+    "learn_s",
+    "mean_return",
+    "success_rate",
+    "episodes",
+    "policy_loss",
+    "value_loss",
+    "entropy",
+    "kl",
+    "bound_loss",
+    "learning_rate",
+    "action_std",
+)
+TIMING_COLUMNS = ("wall_s", "steps_per_s", "collect_s", "learn_s")
+
+EnvFactory = Callable[..., VecEnv]  # (env_id, num_envs, *, seed, dr, config) -> VecEnv
+
+
+class TrainConfig(BaseModel):
+    """Settings of one PPO training run."""
+
+    model_config = ConfigDict(extra="forbid")
+    total_env_steps: int = Field(2_000_000, ge=1, description="environment steps in all")
+    num_envs: int = Field(64, ge=1, description="environments stepped together")
+    steps_per_env: int = Field(64, ge=1, description="rollout length per iteration")
+    seed: int = Field(0, description="seeds the environments, the weights and the sampling")
+    checkpoint_every: int = Field(20, ge=1, description="iterations between checkpoints")
+    episode_window: int = Field(200, ge=1, description="finished episodes the curve averages")
+    torch_threads: int = Field(1, ge=1, description="torch CPU threads (small networks: 1)")
+    noise_correlation_s: float = Field(
+        0.0,
+        ge=0,
+        description="time constant of the exploration noise [s] (0: white). At 100 Hz, white "
+        "noise averages out before the body moves; correlated noise (AR(1), same per-step "
+        "Gaussian marginal) explores motions that last a swing",
+    )
+    ppo: PPOConfig = Field(default_factory=PPOConfig)
+    net: NetConfig = Field(default_factory=NetConfig)
+
+    @property
+    def iterations(self) -> int:
+        return math.ceil(self.total_env_steps / (self.num_envs * self.steps_per_env))
+
+
+@dataclass
+class TrainResult:
+    run_dir: Path
+    iterations: int
+    env_steps: int
+    wall_s: float
+    mean_return: float  # over the last episode window
+    success_rate: float
+    deployable: bool
+
+    def summary(self) -> str:
+        return (
+            f"{self.iterations} iterations, {self.env_steps} env steps in {self.wall_s:.0f} s: "
+            f"return {self.mean_return:.1f}, success {100 * self.success_rate:.0f} %"
+            f"{'' if self.deployable else ' (privileged: distill before export)'}"
+        )
+
+
+def env_slug(env_id: str) -> str:
+    """'sim2real/PendulumSwingup-v0' -> 'pendulum_swingup' (the name of its config files)."""
+    name = env_id.split("/")[-1]
+    name = re.sub(r"-v\d+$", "", name)
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+def load_train_config(path: str | Path) -> TrainConfig:
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text()) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise InputError(path, None, f"cannot read training settings ({exc})") from exc
+    try:
+        return TrainConfig(**data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = ".".join(str(x) for x in err["loc"])
+        raise InputError(path, field, err["msg"]) from exc
+
+
+def default_train_config(env_id: str) -> TrainConfig:
+    """The settings shipped for ``env_id`` (``configs/<slug>.train.yaml``), else the defaults."""
+    ref = resources.files("sim2real.learn") / "configs" / f"{env_slug(env_id)}.train.yaml"
+    if ref.is_file():
+        with resources.as_file(ref) as path:
+            return load_train_config(path)
+    return TrainConfig()
+
+
+def close_env(env: VecEnv) -> None:
+    """Release the environment's threads or files, where it has any."""
+    close = getattr(env, "close", None)
+    if callable(close):
+        close()
+
+
+def default_make_env(env_id: str, num_envs: int, **kw: Any) -> VecEnv:
+    from sim2real.learn.envs import make_vec
+
+    return make_vec(env_id, num_envs, **kw)
+
+
+def train(
+    run_dir: str | Path,
+    env_id: str,
+    *,
+    dr: str | Path | None = "default",
+    env_config: dict[str, Any] | Any = None,
+    train_config: TrainConfig | None = None,
+    roles: ObsRoles | None = None,
+    resume: bool = False,
+    quiet: bool = False,
+    make_env: EnvFactory | None = None,
+) -> TrainResult:
+    """Train a policy with PPO into ``run_dir``.
+
+    ``dr``: "default" (the environment's randomization), None (none) or a DR YAML path.
+    ``roles``: which observation groups actor and critic read (default: deployable actor,
+    asymmetric critic); a teacher reads ``("policy", "privileged")``. With ``resume`` the run
+    stored in ``run_dir`` continues with its own settings; of ``train_config`` only
+    ``total_env_steps`` is taken (to extend a run). ``make_env`` replaces
+    :func:`sim2real.learn.envs.make_vec` (tests).
+    """
+    run_dir = Path(run_dir)
+    make_env = make_env or default_make_env
+    state: dict[str, Any] | None = None
+    if resume:
+        state = _load_train_state(run_dir, env_id)
+        cfg = TrainConfig(**state["train_config"])
+        if train_config is not None:
+            cfg = cfg.model_copy(update={"total_env_steps": train_config.total_env_steps})
+        dr, env_config = state["dr"], state["env_config"]
+        roles = ObsRoles(actor=tuple(state["roles"][0]), critic=tuple(state["roles"][1]))
+    else:
+        if (run_dir / TRAIN_STATE_FILE).exists():
+            raise InputError(run_dir, None, "already holds a run: resume it or choose a new folder")
+        cfg = train_config or default_train_config(env_id)
+        roles = roles or ObsRoles()
+    dr = str(dr) if isinstance(dr, Path) else dr
+    if dr is not None and not isinstance(dr, str):  # the run must say where its DR came from
+        raise InputError("dr", None, "give 'default', None or the path of a randomization YAML")
+    if hasattr(env_config, "model_dump"):  # an environment's config object
+        env_config = env_config.model_dump(mode="json")
+    env_config = dict(env_config or {})
+
+    torch.set_num_threads(cfg.torch_threads)
+    env = make_env(env_id, cfg.num_envs, seed=cfg.seed, dr=dr, config=env_config)
+    try:
+        roles.check(env.obs_groups)
+    except KeyError as exc:
+        raise InputError("roles", None, str(exc.args[0])) from exc
+    meta = PolicyMeta.from_env(env, roles, dr=dr, env_config=env_config, net=cfg.net)
+    actor_dim = meta.actor_dim
+    critic_dim = sum(env.obs_groups[n].dim for n in roles.critic)
+
+    torch.manual_seed(cfg.seed)
+    model = ActorCritic(actor_dim, critic_dim, env.action_dim, cfg.net)
+    ppo = PPO(model, cfg.ppo)
+    generator = torch.Generator().manual_seed(cfg.seed)
+    rho = math.exp(-env.control_dt / cfg.noise_correlation_s) if cfg.noise_correlation_s else 0.0
+    noise = _Noise(rho, torch.randn((cfg.num_envs, env.action_dim), generator=generator))
+    episodes: deque[tuple[float, float]] = deque(maxlen=cfg.episode_window)
+    rows: list[dict[str, float]] = []
+    iteration, env_steps, wall_before = 0, 0, 0.0
+    if state is None:
+        np.random.seed(cfg.seed)
+        random.seed(cfg.seed)
+        obs = env.reset(seed=cfg.seed)
+    else:
+        model.load_state_dict(state["model"])
+        ppo.optimizer.load_state_dict(state["optimizer"])
+        ppo.learning_rate = state["learning_rate"]
+        generator.set_state(state["rng"]["generator"])
+        noise.state = state["noise"]
+        torch.set_rng_state(state["rng"]["torch"])
+        np.random.set_state(state["rng"]["numpy"])
+        random.setstate(state["rng"]["python"])
+        env.set_state(state["env_state"])
+        obs = state["obs"]
+        episodes.extend(state["episodes"])
+        rows = list(state["metrics"])
+        iteration, env_steps, wall_before = state["iteration"], state["env_steps"], state["wall_s"]
+    _write_config(run_dir, env_id, dr, env_config, roles, cfg)
+    _write_metrics(run_dir, rows)
+
+    from torch.utils.tensorboard import SummaryWriter
+
+    writer = SummaryWriter(str(run_dir / "tb"), purge_step=iteration + 1 if resume else None)
+    storage = RolloutStorage(cfg.steps_per_env, cfg.num_envs, actor_dim, critic_dim, env.action_dim)
+    batch = cfg.num_envs * cfg.steps_per_env
+    start = time.perf_counter()
+
+    def checkpoint() -> None:
+        _save_train_state(run_dir, locals_for_state())
+        meta.iteration, meta.env_steps = iteration, env_steps
+        save_policy(run_dir, model.actor, meta)
+
+    def locals_for_state() -> dict[str, Any]:
+        return {
+            "env_id": env_id,
+            "dr": dr,
+            "env_config": env_config,
+            "roles": [list(roles.actor), list(roles.critic)],
+            "train_config": cfg.model_dump(),
+            "model": model.state_dict(),
+            "optimizer": ppo.optimizer.state_dict(),
+            "learning_rate": ppo.learning_rate,
+            "rng": {
+                "generator": generator.get_state(),
+                "torch": torch.get_rng_state(),
+                "numpy": np.random.get_state(),
+                "python": random.getstate(),
+            },
+            "env_state": env.get_state(),
+            "noise": noise.state.clone(),
+            "obs": obs,
+            "episodes": list(episodes),
+            "metrics": rows,
+            "iteration": iteration,
+            "env_steps": env_steps,
+            "wall_s": wall_before + time.perf_counter() - start,
+        }
+
+    try:
+        with progress_bar(quiet) as progress:
+            task = progress.add_task(
+                "train",
+                total=cfg.iterations * batch,
+                completed=iteration * batch,
+                rate="-",
+                info="",
+            )
+            while iteration < cfg.iterations:
+                t0 = time.perf_counter()
+                obs = _collect(env, model, storage, obs, roles, generator, noise, cfg.ppo, episodes)
+                t1 = time.perf_counter()
+                losses = ppo.update(storage, generator)
+                model.actor.normalizer.update(storage.actor_obs.flatten(0, 1))
+                model.critic.normalizer.update(storage.critic_obs.flatten(0, 1))
+                t2 = time.perf_counter()
+                iteration += 1
+                env_steps += batch
+                row = _metrics_row(iteration, env_steps, episodes, losses, model, t0, t1, t2)
+                row["wall_s"] = wall_before + t2 - start
+                rows.append(row)
+                _write_metrics(run_dir, rows)
+                for key in METRIC_COLUMNS[2:]:
+                    writer.add_scalar(f"train/{key}", row[key], iteration)
+                progress.update(
+                    task,
+                    completed=iteration * batch,
+                    rate=f"{row['steps_per_s']:,.0f}",
+                    info=f"return {row['mean_return']:.1f} success {100 * row['success_rate']:.0f} %",
+                )
+                if iteration % cfg.checkpoint_every == 0 or iteration == cfg.iterations:
+                    checkpoint()
+    finally:
+        writer.close()
+        close_env(env)
+    last = rows[-1] if rows else {"mean_return": math.nan, "success_rate": math.nan}
+    return TrainResult(
+        run_dir=run_dir,
+        iterations=iteration,
+        env_steps=env_steps,
+        wall_s=wall_before + time.perf_counter() - start,
+        mean_return=float(last["mean_return"]),
+        success_rate=float(last["success_rate"]),
+        deployable=meta.deployable,
+    )
+
+
+class _Noise:
+    """Standard normal exploration noise per environment and action, white (``rho`` = 0) or
+    AR(1): ``e <- rho e + sqrt(1 - rho^2) xi``, whose every step is still N(0, 1), so the
+    Gaussian log-probabilities of PPO hold per step."""
+
+    def __init__(self, rho: float, initial: torch.Tensor) -> None:
+        self.rho, self.state = rho, initial
+
+    def next(self, generator: torch.Generator) -> torch.Tensor:
+        xi = torch.randn(self.state.shape, generator=generator)
+        if self.rho == 0.0:
+            self.state = xi
+        else:
+            self.state = self.rho * self.state + math.sqrt(1.0 - self.rho**2) * xi
+        return self.state
+
+
+@torch.no_grad()
+def _collect(
+    env: VecEnv,
+    model: ActorCritic,
+    storage: RolloutStorage,
+    obs: dict[str, np.ndarray],
+    roles: ObsRoles,
+    generator: torch.Generator,
+    noise: _Noise,
+    ppo_cfg: PPOConfig,
+    episodes: deque,
+) -> dict[str, np.ndarray]:
+    """Fill ``storage`` with one rollout; returns the observation to continue from."""
+    gamma = ppo_cfg.gamma
+    for t in range(storage.steps):
+        actor_obs = torch.from_numpy(concat_obs(obs, roles.actor))
+        critic_obs = torch.from_numpy(concat_obs(obs, roles.critic))
+        mu = model.actor(actor_obs)
+        sigma = model.actor.log_std.exp().expand_as(mu)
+        action = mu + sigma * noise.next(generator)
+        log_prob = torch.distributions.Normal(mu, sigma).log_prob(action).sum(-1)
+        result = env.step(action.numpy())
+        reward = torch.as_tensor(np.asarray(result.reward), dtype=torch.float32).clone()
+        # a time limit is not a failure: bootstrap from the value of the last observation
+        bootstrap = np.asarray(result.truncated) & ~np.asarray(result.terminated)
+        if bootstrap.any():
+            final = torch.from_numpy(concat_obs(result.final_obs, roles.critic)[bootstrap])
+            reward[torch.from_numpy(bootstrap)] += gamma * model.critic(final)
+        storage.actor_obs[t] = actor_obs
+        storage.critic_obs[t] = critic_obs
+        storage.actions[t] = action
+        storage.log_probs[t] = log_prob
+        storage.mu[t] = mu
+        storage.sigma[t] = sigma
+        storage.values[t] = model.critic(critic_obs)
+        storage.rewards[t] = reward
+        done = np.asarray(result.terminated) | np.asarray(result.truncated)
+        storage.dones[t] = torch.from_numpy(done.astype(np.float32))
+        ret = np.asarray(result.info["episode_return"], dtype=float)
+        success = np.asarray(result.info["episode_success"], dtype=float)
+        for i in np.flatnonzero(np.isfinite(ret)):
+            episodes.append((float(ret[i]), float(success[i])))
+        obs = result.obs
+    last_values = model.critic(torch.from_numpy(concat_obs(obs, roles.critic)))
+    storage.compute_returns(last_values, gamma, ppo_cfg.lam)
+    return obs
+
+
+def _metrics_row(
+    iteration: int,
+    env_steps: int,
+    episodes: deque,
+    losses: dict[str, float],
+    model: ActorCritic,
+    t0: float,
+    t1: float,
+    t2: float,
+) -> dict[str, float]:
+    arr = np.array(episodes, dtype=float).reshape(-1, 2)
+    return {
+        "iteration": iteration,
+        "env_steps": env_steps,
+        "wall_s": 0.0,
+        "steps_per_s": (env_steps / iteration) / max(t2 - t0, 1e-9),
+        "collect_s": t1 - t0,
+        "learn_s": t2 - t1,
+        "mean_return": float(arr[:, 0].mean()) if len(arr) else math.nan,
+        "success_rate": float(arr[:, 1].mean()) if len(arr) else math.nan,
+        "episodes": len(arr),
+        **losses,
+        "action_std": model.actor.log_std.exp().mean().item(),
+    }
+
+
+def _write_metrics(run_dir: Path, rows: list[dict[str, float]]) -> None:
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=METRIC_COLUMNS, lineterminator="\n")
+    w.writeheader()
+    for row in rows:
+        w.writerow({k: row[k] for k in METRIC_COLUMNS})
+    write_text_atomic(run_dir / METRICS_FILE, buf.getvalue())
+
+
+def read_metrics(run_dir: str | Path) -> list[dict[str, float]]:
+    """The training curve of a run, one dict of floats per iteration."""
+    with open(Path(run_dir) / METRICS_FILE, newline="") as f:
+        return [{k: float(v) for k, v in row.items()} for row in csv.DictReader(f)]
+
+
+def _write_config(
+    run_dir: Path, env_id: str, dr: Any, env_config: dict, roles: ObsRoles, cfg: TrainConfig
+) -> None:
+    resolved = {
+        "env_id": env_id,
+        "dr": dr,
+        "env_config": env_config,
+        "roles": {"actor": list(roles.actor), "critic": list(roles.critic)},
+        "train": cfg.model_dump(),
+    }
+    write_text_atomic(run_dir / "config.yaml", yaml.safe_dump(resolved, sort_keys=False))
+
+
+def _save_train_state(run_dir: Path, state: dict[str, Any]) -> None:
+    with atomic_path(run_dir / TRAIN_STATE_FILE) as tmp:
+        torch.save(state, tmp)
+
+
+def _load_train_state(run_dir: Path, env_id: str) -> dict[str, Any]:
+    path = run_dir / TRAIN_STATE_FILE
+    if not path.is_file():
+        raise InputError(path, None, "no checkpoint to resume from")
+    try:
+        # our own file: it holds the environment's pickled state, hence weights_only=False
+        state = torch.load(path, map_location="cpu", weights_only=False)
+        saved_env = state["env_id"]
+    except Exception as exc:
+        raise InputError(path, None, f"not a readable checkpoint ({exc})") from exc
+    if saved_env != env_id:
+        raise InputError(path, "env_id", f"checkpoint of {saved_env!r}, not of {env_id!r}")
+    return state
+
+
+class _Quiet:
+    def __enter__(self) -> _Quiet:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def add_task(self, *a: Any, **kw: Any) -> int:
+        return 0
+
+    def update(self, *a: Any, **kw: Any) -> None:
+        return None
+
+
+def progress_bar(quiet: bool) -> Any:
+    if quiet:
+        return _Quiet()
+    from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+
+    return Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        TextColumn("{task.completed:,}/{task.total:,} steps"),
+        TextColumn("{task.fields[rate]} steps/s"),
+        TimeRemainingColumn(),
+        TextColumn("{task.fields[info]}"),
+    )

@@ -1,0 +1,110 @@
+"""Realities (worlds other than the training one) and transfer evaluation: each shipped
+reality changes the world it says it changes, bad reality files fail with the file and the
+field, and the evaluation counts episodes and successes the environment reports."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import yaml
+from cli_helpers import assert_one_line_error, run_cli
+
+from sim2real.core.errors import InputError
+from sim2real.learn.evaluate import evaluate_policy, run_policy
+from sim2real.learn.reality import load_reality, reality_env, shipped_realities
+
+ENV = "sim2real/PendulumSwingup-v0"
+
+
+class ConstantPolicy:
+    """Pushes with a constant action: never swings up."""
+
+    env_id, dr, env_config = ENV, None, {}
+
+    def __init__(self, action: float = 0.0):
+        self.action = action
+
+    def act(self, obs):
+        return np.full((len(obs["policy"]), 1), self.action)
+
+
+def _value(env, name: str) -> np.ndarray:
+    return env.values[:, env.space.names.index(name)]
+
+
+def test_shipped_realities_change_the_world():
+    assert {"identified-shifted", "identified-heavy-laggy", "motor-lag"} <= set(shipped_realities())
+    base = reality_env(load_reality("identified-shifted"), ENV, {}, 64, seed=3)
+    base.reset(seed=3)
+    nominal = base.space.nominal()
+    mass = _value(base, "mass_kg") / nominal[base.space.names.index("mass_kg")]
+    assert 0.8 <= mass.min() < 0.9 and 1.1 < mass.max() <= 1.2  # drawn per environment
+    delay = _value(base, "delay_s")
+    assert delay.min() >= 0.010 and delay.max() <= 0.020 and delay.std() > 0.002
+    heavy = reality_env(load_reality("identified-heavy-laggy"), ENV, {}, 4, seed=3)
+    heavy.reset(seed=3)
+    assert _value(heavy, "mass_kg") == pytest.approx(
+        1.2 * nominal[base.space.names.index("mass_kg")]
+    )
+    assert heavy.cfg.extra_delay_s == pytest.approx(0.020)
+    motor = reality_env(load_reality("motor-lag"), ENV, {}, 2, seed=3)
+    assert motor.actuator_cfg is not None and motor.actuator_cfg.kind == "torque"
+
+
+def test_reality_keeps_the_policy_env_and_adds_delay():
+    env = reality_env(load_reality("identified-heavy-laggy"), ENV, {"history": 5}, 2, seed=0)
+    assert env.obs_groups["policy"].history == 5
+    env = reality_env(
+        load_reality("identified-heavy-laggy"), ENV, {"extra_delay_s": 0.005}, 2, seed=0
+    )
+    assert env.cfg.extra_delay_s == pytest.approx(0.025)
+
+
+def test_bad_reality_files(tmp_path):
+    def write(name, doc):
+        path = tmp_path / name
+        path.write_text(yaml.safe_dump(doc))
+        return path
+
+    bad = write("params.yaml", {"params": {"mass_kgg": 0.2}})
+    with pytest.raises(InputError) as err:
+        reality_env(load_reality(bad), ENV, {}, 1, seed=0)
+    assert err.value.source == str(bad) and "mass_kgg" in err.value.field
+    assert "mass_kg" in str(err.value)  # the close match
+    terms = {"terms": [{"name": "m", "target": "bodymass", "mode": "reset", "range": [1, 2]}]}
+    bad = write("dr.yaml", {"randomization": terms})
+    with pytest.raises(InputError) as err:
+        reality_env(load_reality(bad), ENV, {}, 1, seed=0)
+    assert err.value.source == str(bad) and err.value.field == "randomization.terms[0].target"
+    inverted = {"terms": [{"name": "m", "target": "mass_kg", "mode": "reset", "range": [2, 1]}]}
+    bad = write("inverted.yaml", {"randomization": inverted})
+    with pytest.raises(InputError) as err:
+        reality_env(load_reality(bad), ENV, {}, 1, seed=0)
+    assert "randomization.terms[0]" in err.value.field
+    with pytest.raises(InputError, match="model"):
+        load_reality(write("model.yaml", {"model": "missing.xml"}))
+    with pytest.raises(InputError, match="shipped"):
+        load_reality("no-such-reality")
+    with pytest.raises(InputError) as err:
+        load_reality(write("field.yaml", {"extra_delay": 0.01}))
+    assert err.value.field == "extra_delay"
+
+
+def test_run_policy_counts_what_the_env_reports():
+    env = reality_env(load_reality("identified-shifted"), ENV, {"episode_s": 0.5}, 4, seed=0)
+    result = run_policy(ConstantPolicy(), env, episodes=6, seed=0, world="w")
+    assert len(result.returns) == 6 and result.success_rate == 0.0
+    # hanging still: the upright reward is near 0, the same for every episode
+    assert np.all(np.abs(result.returns) < 1.0)
+    results = evaluate_policy(
+        ConstantPolicy(1.0), [load_reality("motor-lag")], episodes=3, num_envs=3
+    )
+    assert [r.world for r in results] == ["training conditions", "motor-lag"]
+    assert all(len(r.returns) == 3 for r in results)
+
+
+def test_cli_eval_errors(tmp_path):
+    proc = run_cli("policy", "eval", tmp_path / "missing_run", "--reality", "motor-lag")
+    assert_one_line_error(proc, "missing_run")
+    proc = run_cli("policy", "train", "sim2real/PendulumSwingUp-v0", "--out", tmp_path / "r")
+    assert_one_line_error(proc, "unknown environment", "PendulumSwingup-v0")

@@ -1,0 +1,165 @@
+"""Checkpoints and resume: a killed run continues exactly; the run folder's files."""
+
+from __future__ import annotations
+
+from importlib import resources
+
+import numpy as np
+import pytest
+import torch
+import yaml
+from learn.toy_env import TOY_ENV_ID, make_toy_vec
+
+from sim2real.core.errors import InputError
+from sim2real.learn.policy import load_policy
+from sim2real.learn.train import (
+    TIMING_COLUMNS,
+    TRAIN_STATE_FILE,
+    TrainConfig,
+    default_train_config,
+    env_slug,
+    load_train_config,
+    read_metrics,
+    train,
+)
+
+
+def _config(iterations: int, noise_correlation_s: float = 0.0) -> TrainConfig:
+    return TrainConfig(
+        total_env_steps=8 * 16 * iterations,
+        num_envs=8,
+        steps_per_env=16,
+        checkpoint_every=2,
+        noise_correlation_s=noise_correlation_s,
+    )
+
+
+class KilledError(Exception):
+    """Stands for the process being killed."""
+
+
+def _killed_after(steps: int):
+    def make(*args, **kw):
+        env = make_toy_vec(*args, **kw)
+        inner, count = env.step, [0]
+
+        def step(action):
+            count[0] += 1
+            if count[0] > steps:
+                raise KilledError
+            return inner(action)
+
+        env.step = step
+        return env
+
+    return make
+
+
+def _learned_state(run):
+    return torch.load(run / TRAIN_STATE_FILE, weights_only=False)["model"]
+
+
+def _curve(run) -> np.ndarray:
+    rows = read_metrics(run)
+    return np.array([[v for k, v in r.items() if k not in TIMING_COLUMNS] for r in rows])
+
+
+@pytest.mark.parametrize("how", ["killed", "extended", "killed-correlated-noise"])
+def test_resume_continues_exactly(tmp_path, how):
+    noise_s = 0.2 if how.endswith("correlated-noise") else 0.0  # the noise state is saved too
+    straight = tmp_path / "straight"
+    train(straight, TOY_ENV_ID, train_config=_config(4, noise_s), make_env=make_toy_vec, quiet=True)
+
+    resumed = tmp_path / "resumed"
+    if how.startswith("killed"):
+        # killed half-way through iteration 4: the last checkpoint is iteration 2, but the
+        # curve already has 3 rows, which the resume must drop and recompute
+        with pytest.raises(KilledError):
+            train(
+                resumed,
+                TOY_ENV_ID,
+                train_config=_config(4, noise_s),
+                make_env=_killed_after(56),
+                quiet=True,
+            )
+        assert len(read_metrics(resumed)) == 3
+        train(resumed, TOY_ENV_ID, resume=True, make_env=make_toy_vec, quiet=True)
+    else:
+        train(resumed, TOY_ENV_ID, train_config=_config(2), make_env=make_toy_vec, quiet=True)
+        train(
+            resumed,
+            TOY_ENV_ID,
+            train_config=_config(4),
+            resume=True,
+            make_env=make_toy_vec,
+            quiet=True,
+        )
+
+    a, b = _learned_state(straight), _learned_state(resumed)
+    assert a.keys() == b.keys()
+    for key in a:
+        assert torch.equal(a[key], b[key]), key
+    pa, pb = load_policy(straight), load_policy(resumed)
+    for key, value in pa.actor.state_dict().items():
+        assert torch.equal(value, pb.actor.state_dict()[key]), key
+    assert pb.meta.iteration == 4
+    curve_a, curve_b = _curve(straight), _curve(resumed)
+    assert curve_a.shape == (4, curve_a.shape[1])
+    np.testing.assert_array_equal(curve_a, curve_b)
+
+
+def test_resume_from_another_environment_is_refused(tmp_path):
+    train(tmp_path, TOY_ENV_ID, train_config=_config(1), make_env=make_toy_vec, quiet=True)
+    with pytest.raises(InputError) as err:
+        train(tmp_path, "sim2real/PendulumSwingup-v0", resume=True, make_env=make_toy_vec)
+    assert err.value.field == "env_id" and TOY_ENV_ID in str(err.value)
+    with pytest.raises(InputError, match="env_id"):
+        load_policy(tmp_path, expected_env_id="sim2real/PendulumSwingup-v0")
+    with pytest.raises(InputError, match="already holds a run"):
+        train(tmp_path, TOY_ENV_ID, train_config=_config(1), make_env=make_toy_vec, quiet=True)
+
+
+def test_missing_or_corrupt_run_folder_is_an_input_error(tmp_path):
+    with pytest.raises(InputError, match="no trained policy"):
+        load_policy(tmp_path / "nowhere")
+    with pytest.raises(InputError, match="no checkpoint"):
+        train(tmp_path / "nowhere", TOY_ENV_ID, resume=True, make_env=make_toy_vec)
+    (tmp_path / "policy.pt").write_bytes(b"not a checkpoint")
+    with pytest.raises(InputError, match=r"policy\.pt"):
+        load_policy(tmp_path)
+
+
+def test_run_folder_holds_config_curve_and_tensorboard(tmp_path):
+    cfg = _config(2)
+    result = train(tmp_path, TOY_ENV_ID, train_config=cfg, make_env=make_toy_vec, quiet=True)
+    resolved = yaml.safe_load((tmp_path / "config.yaml").read_text())
+    assert TrainConfig(**resolved["train"]) == cfg  # write -> read -> equal
+    assert resolved["env_id"] == TOY_ENV_ID
+    assert resolved["roles"] == {"actor": ["policy"], "critic": ["policy", "privileged"]}
+    rows = read_metrics(tmp_path)
+    assert [r["env_steps"] for r in rows] == [128, 256]
+    assert result.env_steps == 256 and result.deployable
+    assert list((tmp_path / "tb").glob("events.out.tfevents.*"))
+    policy = load_policy(tmp_path)
+    assert policy.env_id == TOY_ENV_ID and policy.deployable and policy.dr == "default"
+    action = policy.act(make_toy_vec(TOY_ENV_ID, 3).reset(seed=1))
+    assert action.shape == (3, 1) and np.all(np.abs(action) <= 1.0)
+
+
+def test_shipped_pendulum_settings_load():
+    assert env_slug("sim2real/PendulumSwingup-v0") == "pendulum_swingup"
+    shipped = resources.files("sim2real.learn") / "configs" / "pendulum_swingup.train.yaml"
+    assert shipped.is_file()
+    with resources.as_file(shipped) as path:
+        assert default_train_config("sim2real/PendulumSwingup-v0") == load_train_config(path)
+
+
+def test_bad_training_settings_name_the_file_and_field(tmp_path):
+    path = tmp_path / "train.yaml"
+    path.write_text("num_envs: 8\nppo:\n  gamma: 1.5\n")
+    with pytest.raises(InputError) as err:
+        load_train_config(path)
+    assert err.value.field == "ppo.gamma" and "train.yaml" in str(err.value)
+    path.write_text("num_env: 8\n")
+    with pytest.raises(InputError, match="num_env"):
+        load_train_config(path)
