@@ -376,3 +376,35 @@ def test_pendubot_height_and_success_when_held_upright():
     for _ in range(250):
         res = env.step(np.zeros((2, 1)))
     assert list(res.info["episode_success"]) == [1.0, 0.0]
+
+
+def test_angle_and_energy_reward_terms_by_hand():
+    # hanging at rest, no action: the angle term gives -1, the energy term -1 (E = 0)
+    only = {"upright": 0.0, "velocity": 0.0, "action": 0.0, "bonus": 0.0}
+    cfg = {"init_q_rad": 0.0, "init_qvel_rad_s": 0.0}
+    for term in ("angle", "energy"):
+        env = make_vec(ENV, 2, seed=0, dr=None, config={**cfg, "reward": {**only, term: 1.0}})
+        env.reset(seed=0)
+        reward = env.step(np.zeros((2, 1))).reward
+        assert reward == pytest.approx([-1.0, -1.0], abs=2e-3), term
+    # the energy constants are each environment's own: m g l and J of the (scaled) model
+    dr = Randomization(terms=[Term(name="m", target="mass_kg", mode="startup",
+                                   range=(2.0, 2.0), operation="scale")])  # fmt: skip
+    env = make_vec(ENV, 2, seed=0, dr=dr, config={"reward": {"energy": 1.0}})
+    env.reset(seed=0)
+    assert env._mgl == pytest.approx(2 * 0.1022 * 9.81, rel=1e-3)  # published m cx, doubled
+    assert env._inertia == pytest.approx(2 * 0.06259, rel=2e-3)  # J doubles with the mass
+
+
+def test_desync_spreads_the_first_episodes_only():
+    env = make_vec(ENV, 64, seed=0, dr=None, config={"desync_episodes": True, "episode_s": 1.0})
+    env.reset(seed=0)
+    assert len(np.unique(env.steps)) > 30 and env.steps.max() < env.max_episode_steps
+    ends = []
+    for _ in range(2 * env.max_episode_steps):
+        ends.append(np.isfinite(env.step(np.zeros((64, 1))).info["episode_length"]))
+    first_lengths = np.argmax(np.array(ends), axis=0) + 1
+    assert len(np.unique(first_lengths)) > 30  # first episodes cut at different steps
+    from sim2real.learn.evaluate import task_config
+
+    assert "desync_episodes" not in task_config({"desync_episodes": True, "history": 3})

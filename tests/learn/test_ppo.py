@@ -71,3 +71,15 @@ def test_ppo_learns_the_toy_task(tmp_path):
     assert results[1].success_rate < 0.3
     assert results[20].success_rate > 0.7
     assert results[20].mean_return > results[1].mean_return + 15.0
+
+
+def test_bounded_mean_stays_inside_the_action_bounds():
+    import torch
+
+    from sim2real.learn.ppo import Actor, NetConfig
+
+    actor = Actor(3, 2, NetConfig(bounded_mean=True))
+    with torch.no_grad():
+        actor.net[-1].weight.fill_(50.0)  # a mean far beyond the bounds without tanh
+        mean = actor(torch.full((4, 3), 10.0))
+    assert mean.abs().max() <= 1.0 and mean.abs().min() > 0.99

@@ -175,12 +175,14 @@ def distill(
             )
             progress.update(task, completed=round_ + 1, rate="-", info=f"loss {loss:.4f}")
 
+    from sim2real.learn.evaluate import task_config  # episodes start as the task says
+
     eval_env = make_env(
         teacher.env_id,
         cfg.eval_episodes,
         seed=cfg.seed + 1,
         dr=teacher.dr,
-        config=teacher.env_config,
+        config=task_config(teacher.env_config),
     )
     teacher_stats = run_episodes(eval_env, teacher.act, cfg.seed + 1)
     student_meta = PolicyMeta.from_env(

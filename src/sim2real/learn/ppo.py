@@ -60,6 +60,11 @@ class NetConfig(BaseModel):
     critic_hidden: list[int] = Field([128, 128], description="hidden layer widths of the critic")
     activation: Activation = Field("elu", description="hidden activation")
     init_std: float = Field(1.0, gt=0, description="initial action standard deviation")
+    bounded_mean: bool = Field(
+        False,
+        description="mean action through tanh, inside [-1, 1]: a clipped environment gives no "
+        "gradient beyond the bound, so an unbounded mean can drift past it and stop exploring",
+    )
 
 
 class EmpiricalNormalizer(nn.Module):
@@ -116,10 +121,12 @@ class Actor(nn.Module):
         self.net = mlp(obs_dim, net.actor_hidden, action_dim, net.activation)
         nn.init.orthogonal_(self.net[-1].weight, 0.01)  # start near zero action
         self.log_std = nn.Parameter(torch.full((action_dim,), math.log(net.init_std)))
+        self.bounded_mean = net.bounded_mean
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
-        """Mean action (unclipped)."""
-        return self.net(self.normalizer(obs))
+        """Mean action (unclipped, or in [-1, 1] with ``bounded_mean``)."""
+        mean = self.net(self.normalizer(obs))
+        return torch.tanh(mean) if self.bounded_mean else mean
 
     def distribution(self, obs: torch.Tensor) -> torch.distributions.Normal:
         mean = self(obs)

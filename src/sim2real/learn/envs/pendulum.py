@@ -118,6 +118,11 @@ class PendulumSwingupConfig(BaseModel):
     init_q_rad: float = Field(0.05, ge=0, description="initial angle uniform in +-this")
     init_qvel_rad_s: float = Field(0.05, ge=0, description="initial speed uniform in +-this")
     push_duration_s: float = Field(0.1, gt=0, description="how long a push torque acts")
+    desync_episodes: bool = Field(
+        False,
+        description="training aid: each environment's first episode starts at a random step "
+        "of the time limit, so every rollout sees all phases of an episode",
+    )
     scales: PolicyScales = Field(default_factory=PolicyScales)
     reward: RewardWeights = Field(default_factory=RewardWeights)
     nthread: int = Field(0, ge=0, description="rollout threads (0: the calling thread)")
@@ -399,6 +404,8 @@ class SwingupVec:
         if self.runtime is not None:
             self.runtime.reset()
         self._reset_rows(np.arange(self.num_envs))
+        if self.cfg.desync_episodes:
+            self.steps[:] = self.rng.integers(0, self.max_episode_steps, self.num_envs)
         return self._observe()
 
     def _reset_rows(self, rows: np.ndarray) -> None:
