@@ -32,6 +32,7 @@ from sim2real.actuators.network import NetConfig  # learned network; imports not
 from sim2real.actuators.params import SPECS, param_space
 from sim2real.core.atomic import write_text_atomic
 from sim2real.core.errors import InputError
+from sim2real.core.yaml_io import read_yaml, validation_error
 from sim2real.params.space import ParamSpace
 
 PD_PARAMS = ["kp_Nm_rad_per_fw", "kd_Nms_rad", "tau_max_Nm", "armature_kgm2", "delay_s"]
@@ -280,9 +281,7 @@ def config_from_dict(data: Any, source: str | Path):
     try:
         cfg = _ADAPTER.validate_python(data)
     except ValidationError as err:
-        first = err.errors()[0]
-        field = ".".join(str(x) for x in first["loc"]) or None
-        raise InputError(source, field, first["msg"]) from None
+        raise validation_error(err, source) from None
     if isinstance(cfg, NetConfig):  # weights relative to the YAML, checked against the config
         return cfg.bound_to(source)
     try:
@@ -295,13 +294,7 @@ def config_from_dict(data: Any, source: str | Path):
 def load_actuator(path: str | Path):
     """Read an actuator YAML written by :func:`save_actuator`."""
     path = Path(path)
-    if not path.is_file():
-        raise InputError(path, None, "actuator config not found")
-    try:
-        data = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as err:
-        raise InputError(path, None, f"not valid YAML: {err}") from None
-    return config_from_dict(data, path)
+    return config_from_dict(read_yaml(path, "actuator config"), path)
 
 
 def save_actuator(cfg, path: str | Path, extra: dict | None = None) -> None:

@@ -25,17 +25,11 @@ def _dr_arg(dr: str | None) -> str | Path | None:
 
 def _yaml_mapping(path: Path | None, what: str) -> dict[str, Any]:
     from sim2real.core.errors import InputError
+    from sim2real.core.yaml_io import read_yaml
 
     if path is None:
         return {}
-    import yaml
-
-    if not path.is_file():
-        raise InputError(path, None, f"{what} not found")
-    try:
-        data = yaml.safe_load(path.read_text()) or {}
-    except yaml.YAMLError as err:
-        raise InputError(path, None, f"not valid YAML: {err}") from None
+    data = read_yaml(path, what) or {}
     if not isinstance(data, dict):
         raise InputError(path, None, f"expected a mapping of {what} fields")
     return data

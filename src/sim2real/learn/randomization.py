@@ -32,10 +32,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
 from sim2real.core.errors import InputError
+from sim2real.core.yaml_io import read_yaml
 from sim2real.params.space import ParamSpace
 
 CONFIG_DIR = Path(__file__).parent / "configs"
@@ -193,13 +193,7 @@ def load_randomization(
             return default
         dr = default
     path = Path(dr)
-    if not path.is_file():
-        raise InputError(path, None, "randomization file not found")
-    try:
-        data = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as err:
-        raise InputError(path, None, f"not valid YAML: {err}") from None
-    return randomization_from_dict(data, path)
+    return randomization_from_dict(read_yaml(path, "randomization file"), path)
 
 
 @dataclass

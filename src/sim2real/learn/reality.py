@@ -24,10 +24,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from sim2real.core.errors import InputError
+from sim2real.core.yaml_io import read_yaml, validation_error
 
 REALITY_DIR = Path(__file__).parent / "configs" / "realities"
 
@@ -61,18 +61,13 @@ def load_reality(arg: str | Path) -> Reality:
                 f"no such file and no shipped reality of that name (shipped: {', '.join(shipped)})",
             )
         path = shipped[str(arg)]
-    try:
-        data = yaml.safe_load(path.read_text()) or {}
-    except yaml.YAMLError as err:
-        raise InputError(path, None, f"not valid YAML: {err}") from None
+    data = read_yaml(path, "reality") or {}
     if not isinstance(data, dict):
         raise InputError(path, None, "expected a mapping of reality fields")
     try:
         reality = Reality.model_validate(data)
     except ValidationError as err:
-        first = err.errors()[0]
-        field = ".".join(str(x) for x in first["loc"]) or None
-        raise InputError(path, field, first["msg"]) from None
+        raise validation_error(err, path) from None
     if reality.model is not None and not _is_builtin(reality.model):
         model_path = Path(reality.model)
         if not model_path.is_absolute():

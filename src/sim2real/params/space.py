@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from sim2real.core.atomic import write_text_atomic
 from sim2real.core.errors import InputError
+from sim2real.core.yaml_io import read_yaml
 
 
 class Prior(BaseModel):
@@ -218,10 +219,4 @@ def param_space_from_dict(data: Any, source: str | Path) -> ParamSpace:
 def load_param_space(path: str | Path) -> ParamSpace:
     """Read and validate a parameter-spec YAML file (see module docstring)."""
     path = Path(path)
-    if not path.is_file():
-        raise InputError(path, None, "parameter spec not found")
-    try:
-        data = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as err:
-        raise InputError(path, None, f"not valid YAML: {err}") from None
-    return param_space_from_dict(data, path)
+    return param_space_from_dict(read_yaml(path, "parameter spec"), path)

@@ -21,10 +21,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from sim2real.core.errors import InputError
+from sim2real.core.yaml_io import read_yaml
 
 
 class JointColumns(BaseModel):
@@ -92,13 +92,7 @@ class LogMapping(BaseModel):
 def load_mapping(path: str | Path) -> LogMapping:
     """Read and validate a column-mapping YAML; problems become ``InputError``."""
     path = Path(path)
-    if not path.is_file():
-        raise InputError(path, None, "column mapping not found")
-    try:
-        data = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as err:
-        raise InputError(path, None, f"not valid YAML: {err}") from None
-    return mapping_from_dict(data, path)
+    return mapping_from_dict(read_yaml(path, "column mapping"), path)
 
 
 def mapping_from_dict(data: object, source: str | Path) -> LogMapping:

@@ -11,6 +11,7 @@ import gymnasium
 from pydantic import BaseModel, ValidationError
 
 from sim2real.core.errors import InputError
+from sim2real.core.yaml_io import validation_error
 from sim2real.learn.envs import double_pendulum, pendulum
 from sim2real.learn.randomization import Randomization
 from sim2real.learn.vec import VecEnv
@@ -53,9 +54,7 @@ def env_config(env_id: str, data: dict | None = None, source: str | Path = "conf
     try:
         return cls.model_validate(data or {})
     except ValidationError as err:
-        first = err.errors()[0]
-        field = ".".join(str(x) for x in first["loc"]) or None
-        raise InputError(source, field, first["msg"]) from None
+        raise validation_error(err, source) from None
 
 
 def default_dr_path(env_id: str) -> Path | Randomization:
