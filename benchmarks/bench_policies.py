@@ -68,6 +68,7 @@ def main() -> None:
     ap.add_argument("--episodes", type=int, default=100)
     ap.add_argument("--only", nargs="*", default=list(POLICIES))
     ap.add_argument("--skip-train", action="store_true", help="evaluate existing runs only")
+    ap.add_argument("--skip-eval", action="store_true", help="train only")
     args = ap.parse_args()
 
     from sim2real.learn.distill import distill
@@ -119,6 +120,8 @@ def main() -> None:
             wall[name] = time.perf_counter() - t
             print(f"  {result.summary()} ({wall[name]:.0f} s)", flush=True)
 
+    if args.skip_eval:
+        return
     worlds = [load_reality(p) for p in shipped_realities().values()] + [load_reality(our_fit)]
     results = {}
     for name in [n for n in POLICIES if (out / n / "policy.pt").is_file()]:

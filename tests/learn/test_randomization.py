@@ -163,7 +163,7 @@ def test_default_dr_loads_and_randomizes_within_its_ranges():
     env.reset()
     col = env.space.names.index
     rel = env.values[:, col("mass_kg")] / env.nominal[col("mass_kg")]
-    assert rel.min() >= 0.75 and rel.max() <= 1.25 and rel.std() > 0.05
+    assert rel.min() >= 0.75 and rel.max() <= 2.0 and rel.std() > 0.1
     delay = env.values[:, col("delay_s")]
     assert delay.min() >= 0.0 and delay.max() <= 0.025 and delay.std() > 0.003
 

@@ -108,3 +108,18 @@ def test_cli_eval_errors(tmp_path):
     assert_one_line_error(proc, "missing_run")
     proc = run_cli("policy", "train", "sim2real/PendulumSwingUp-v0", "--out", tmp_path / "r")
     assert_one_line_error(proc, "unknown environment", "PendulumSwingup-v0")
+
+
+def test_teacher_is_skipped_where_its_privileged_layout_differs():
+    from sim2real.learn.envs import make_vec
+    from sim2real.learn.vec import ObsRoles
+
+    teacher = ConstantPolicy()
+    teacher.roles = ObsRoles(actor=("policy", "privileged"))
+    teacher.obs_groups = make_vec(ENV, 1, dr=None).obs_groups  # trained without an actuator
+    results = evaluate_policy(
+        teacher, [load_reality("identified-shifted"), load_reality("motor-lag")], episodes=2
+    )
+    assert [r.skipped == "" for r in results] == [True, True, False]
+    assert "privileged" in results[2].skipped and np.isnan(results[2].success_rate)
+    assert results[2].to_dict()["episodes"] == 0

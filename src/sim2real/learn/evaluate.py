@@ -34,16 +34,20 @@ class EvalResult:
     world: str
     returns: np.ndarray
     successes: np.ndarray
+    skipped: str = ""
+    """Why the policy could not run in this world (then no episodes)."""
 
     @property
     def success_rate(self) -> float:
-        return float(self.successes.mean())
+        return float(self.successes.mean()) if len(self.successes) else float("nan")
 
     @property
     def mean_return(self) -> float:
-        return float(self.returns.mean())
+        return float(self.returns.mean()) if len(self.returns) else float("nan")
 
     def to_dict(self) -> dict:
+        if self.skipped:
+            return {"world": self.world, "episodes": 0, "skipped": self.skipped}
         return {
             "world": self.world,
             "episodes": len(self.returns),
@@ -53,6 +57,8 @@ class EvalResult:
         }
 
     def line(self) -> str:
+        if self.skipped:
+            return f"{self.world}: skipped ({self.skipped})"
         return (
             f"{self.world}: success {100 * self.success_rate:.1f} % of {len(self.returns)}, "
             f"return {self.mean_return:.1f} ± {self.returns.std():.1f}"
@@ -60,7 +66,15 @@ class EvalResult:
 
 
 def run_policy(policy, env, episodes: int, seed: int, world: str) -> EvalResult:
-    """``episodes`` episodes of ``policy`` (``act(obs) -> actions``) in ``env``."""
+    """``episodes`` episodes of ``policy`` (``act(obs) -> actions``) in ``env``; skipped when
+    a group the actor reads has another size there (a teacher's privileged group follows the
+    world's parameters, e.g. an actuator model adds its own)."""
+    groups = getattr(policy, "obs_groups", None) or {}
+    for name in getattr(getattr(policy, "roles", None), "actor", ()):
+        have, need = env.obs_groups[name].dim, groups[name].dim
+        if have != need:
+            why = f"the actor reads {need} '{name}' values, this world gives {have}"
+            return EvalResult(world, np.zeros(0), np.zeros(0, dtype=bool), skipped=why)
     returns: list[float] = []
     successes: list[float] = []
     obs = env.reset(seed=seed)

@@ -16,7 +16,10 @@ def ablation_grid(results: dict[str, list[EvalResult]]) -> list[list[str]]:
     worlds = [r.world for r in next(iter(results.values()))] if results else []
     grid = [["policy", *worlds]]
     for name, rows in results.items():
-        cells = {r.world: f"{100 * r.success_rate:.0f} % ({r.mean_return:.0f})" for r in rows}
+        cells = {
+            r.world: "n/a" if r.skipped else f"{100 * r.success_rate:.0f} % ({r.mean_return:.0f})"
+            for r in rows
+        }
         grid.append([name, *(cells.get(w, "-") for w in worlds)])
     return grid
 
@@ -35,6 +38,7 @@ def curves_png(path: Path, runs: dict[str, Path]) -> bool:
     from sim2real.learn.train import METRICS_FILE, read_metrics
 
     curves = {k: read_metrics(p) for k, p in runs.items() if (p / METRICS_FILE).is_file()}
+    curves = {k: rows for k, rows in curves.items() if rows and "env_steps" in rows[0]}  # PPO
     if not curves:
         return False
     plt = _pyplot()
@@ -60,14 +64,15 @@ def write_policy_report(
     folder.mkdir(parents=True, exist_ok=True)
     doc = {name: [r.to_dict() for r in rows] for name, rows in results.items()}
     write_text_atomic(folder / "eval.json", json.dumps(doc, indent=2) + "\n")
-    episodes = len(next(iter(results.values()))[0].returns) if results else 0
+    episodes = max((len(r.returns) for rows in results.values() for r in rows), default=0)
     described = [(TRAINING, "each policy's own environment and randomization")]
     described += [(r.name, r.description or r.source) for r in realities]
     sections = [
         ReportSection(
             "Transfer evaluation",
             f"Success rate (return) over {episodes} episodes per world; success = within 0.2 "
-            "rad of upright for 2 s without interruption. Worlds:",
+            "rad of upright for 2 s without interruption; n/a: a teacher whose privileged "
+            "observation has another layout in that world. Worlds:",
             table=described,
             grid=ablation_grid(results),
         )
