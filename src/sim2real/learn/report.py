@@ -50,7 +50,7 @@ def curves_png(path: Path, runs: dict[str, Path]) -> bool:
     ax_r.set(xlabel="environment steps [million]", ylabel="mean episode return")
     ax_s.set(xlabel="environment steps [million]", ylabel="success [%]", ylim=(-2, 102))
     ax_s.legend(fontsize=7, loc="best")
-    fig.suptitle("training curves (randomized training conditions)")
+    fig.suptitle("training curves (each policy in its own training conditions, stochastic actions)")
     fig.tight_layout()
     save_figure(fig, path, dpi=100)
     return True
