@@ -82,14 +82,16 @@ def fit_command(
     logs = [read_servo_log(p) for p in log_paths]
     check_steps(logs)
     train, hold = split_logs(logs, holdout_kp)
+    record = {
+        "bench": bench,
+        "model": model,
+        "train_logs": [str(log.path) for log in train],
+        "holdout_logs": [str(log.path) for log in hold],
+    }
     if cfg is None:
         net_fit = fit_network(train, model, seed, restarts)
         hold_mae = evaluate(net_fit.config, hold) if hold else None
-        record = {
-            "bench": bench,
-            "model": model,
-            "train_logs": [str(log.path) for log in train],
-            "holdout_logs": [str(log.path) for log in hold],
+        record |= {
             "train_mae_rad": net_fit.train_mae_rad,
             "holdout_mae_rad": hold_mae,
             "torque_rmse_Nm": net_fit.torque_rmse_Nm,
@@ -104,11 +106,7 @@ def fit_command(
         cfg, train, time_budget_s=time_budget_s, max_evals=max_evals, seed=seed, restarts=restarts
     )
     hold_mae = evaluate(fit.config, hold) if hold else None
-    record = {
-        "bench": bench,
-        "model": model,
-        "train_logs": [str(log.path) for log in train],
-        "holdout_logs": [str(log.path) for log in hold],
+    record |= {
         "nominal_mae_rad": fit.nominal_mae_rad,
         "train_mae_rad": fit.train_mae_rad,
         "holdout_mae_rad": hold_mae,
