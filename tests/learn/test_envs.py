@@ -379,14 +379,16 @@ def test_pendubot_height_and_success_when_held_upright():
 
 
 def test_angle_and_energy_reward_terms_by_hand():
-    # hanging at rest, no action: the angle term gives -1, the energy term -1 (E = 0)
+    # hanging at rest both score 0; at rest sideways the angle term gives 1 - (1/2)^2 and the
+    # energy term 1 - |m g l / (2 m g l) - 1| = 1/2
     only = {"upright": 0.0, "velocity": 0.0, "action": 0.0, "bonus": 0.0}
     cfg = {"init_q_rad": 0.0, "init_qvel_rad_s": 0.0}
-    for term in ("angle", "energy"):
+    for term, sideways in (("angle", 0.75), ("energy", 0.5)):
         env = make_vec(ENV, 2, seed=0, dr=None, config={**cfg, "reward": {**only, term: 1.0}})
         env.reset(seed=0)
+        env.stepper.state[1, 1:3] = [np.pi / 2, 0.0]  # [time, q, qvel]
         reward = env.step(np.zeros((2, 1))).reward
-        assert reward == pytest.approx([-1.0, -1.0], abs=2e-3), term
+        assert reward == pytest.approx([0.0, sideways], abs=5e-3), term
     # the energy constants are each environment's own: m g l and J of the (scaled) model
     dr = Randomization(terms=[Term(name="m", target="mass_kg", mode="startup",
                                    range=(2.0, 2.0), operation="scale")])  # fmt: skip

@@ -85,3 +85,7 @@ def test_policy_cli_bad_input(tmp_path):
     env_cfg.write_text(yaml.safe_dump({"torque_limit": 2.0}))
     proc = run_cli("policy", "train", ENV, "--env-config", env_cfg, "--out", tmp_path / "r")
     assert_one_line_error(proc, str(env_cfg), "torque_limit")
+    settings = tmp_path / "settings.yaml"
+    settings.write_text(yaml.safe_dump({"training_env": {"init_q": 3.0}}))
+    proc = run_cli("policy", "train", ENV, "--settings", settings, "--out", tmp_path / "r")
+    assert_one_line_error(proc, str(settings), "training_env.init_q")

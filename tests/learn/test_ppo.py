@@ -10,7 +10,7 @@ from learn.toy_env import TOY_ENV_ID, make_toy_vec
 from sim2real.learn.distill import run_episodes
 from sim2real.learn.policy import load_policy
 from sim2real.learn.ppo import EmpiricalNormalizer, RolloutStorage, _gaussian_kl
-from sim2real.learn.train import TrainConfig, train
+from sim2real.learn.train import ReturnScale, TrainConfig, train
 
 
 def test_normalizer_merges_batches_like_numpy_on_the_whole():
@@ -26,6 +26,23 @@ def test_normalizer_merges_batches_like_numpy_on_the_whole():
     x = torch.tensor(whole[:3], dtype=torch.float32)
     expected = (whole[:3] - whole.mean(0)) / (whole.std(0) + norm.eps)
     assert np.allclose(norm(x).numpy(), expected, atol=1e-4)
+
+
+def test_return_scale_tracks_the_discounted_return_and_ignores_the_reward_unit():
+    gamma, rng = 0.9, np.random.default_rng(0)
+    rewards = rng.normal(2.0, 1.0, size=(300, 3))
+    dones = np.zeros((300, 3), dtype=bool)
+    dones[::50, 1] = True  # episodes end in one environment: its return restarts
+    small, large = ReturnScale(3, gamma), ReturnScale(3, gamma)
+    seen, ret = [], np.zeros(3)
+    for r, d in zip(rewards, dones, strict=True):
+        out = small(r, d)
+        assert np.allclose(large(1000.0 * r, d), out, rtol=1e-3)  # any reward unit
+        ret = ret * gamma + r
+        seen.append(ret.copy())
+        ret[d] = 0.0
+    # the divisor is the std of every discounted return seen so far, as numpy has it
+    assert np.allclose(r / out, np.std(np.concatenate(seen)), rtol=1e-3)
 
 
 def test_gae_matches_hand_computation():
@@ -52,11 +69,17 @@ def test_gaussian_kl_matches_torch():
 
 
 @pytest.mark.slow
-def test_ppo_learns_the_toy_task(tmp_path):
+@pytest.mark.parametrize("sde", [False, True], ids=["white-noise", "state-dependent-noise"])
+def test_ppo_learns_the_toy_task(tmp_path, sde):
     # the same seed: the 1-iteration run is the start of the 20-iteration one
     results = {}
     for iterations in (1, 20):
-        cfg = TrainConfig(total_env_steps=32 * 40 * iterations, num_envs=32, steps_per_env=40)
+        cfg = TrainConfig(
+            total_env_steps=32 * 40 * iterations,
+            num_envs=32,
+            steps_per_env=40,
+            net={"state_dependent_noise": sde},
+        )
         train(
             tmp_path / str(iterations),
             TOY_ENV_ID,
@@ -71,6 +94,25 @@ def test_ppo_learns_the_toy_task(tmp_path):
     assert results[1].success_rate < 0.3
     assert results[20].success_rate > 0.7
     assert results[20].mean_return > results[1].mean_return + 15.0
+
+
+def test_state_dependent_noise_has_the_actors_std_and_holds_between_draws():
+    from sim2real.learn.ppo import Actor, NetConfig
+    from sim2real.learn.train import _Noise
+
+    gen = torch.Generator().manual_seed(0)
+    actor = Actor(3, 2, NetConfig(state_dependent_noise=True, init_std=0.5))
+    with torch.no_grad():
+        actor.log_std[:, 1] -= 1.0  # the second action explores less
+        _, features = actor.mean_and_features(torch.randn(1, 3).expand(20000, 3))
+    noise = _Noise(0.0, 3, (20000, *actor.log_std.shape), gen)  # 20000 envs, one state
+    with torch.no_grad():
+        draws = [noise.sample(actor, features, gen) for _ in range(4)]
+    # N(0, std(s)^2) across environments, as the log-probabilities of PPO assume
+    assert np.allclose(draws[0].std(0).numpy(), actor.std(features)[0].detach().numpy(), rtol=0.03)
+    # the same state gives the same noise until the next draw (every 3 steps)
+    assert torch.equal(draws[0], draws[1]) and torch.equal(draws[0], draws[2])
+    assert not torch.allclose(draws[3], draws[0])
 
 
 def test_bounded_mean_stays_inside_the_action_bounds():

@@ -24,13 +24,15 @@ from sim2real.learn.train import (
 )
 
 
-def _config(iterations: int, noise_correlation_s: float = 0.0) -> TrainConfig:
+def _config(iterations: int, noise_correlation_s: float = 0.0, sde: bool = False) -> TrainConfig:
     return TrainConfig(
         total_env_steps=8 * 16 * iterations,
         num_envs=8,
         steps_per_env=16,
         checkpoint_every=2,
         noise_correlation_s=noise_correlation_s,
+        sde_resample_steps=5,  # not a divisor of the 16-step rollout: the counter is state too
+        net={"state_dependent_noise": sde},
     )
 
 
@@ -64,11 +66,15 @@ def _curve(run) -> np.ndarray:
     return np.array([[v for k, v in r.items() if k not in TIMING_COLUMNS] for r in rows])
 
 
-@pytest.mark.parametrize("how", ["killed", "extended", "killed-correlated-noise"])
+@pytest.mark.parametrize(
+    "how", ["killed", "extended", "killed-correlated-noise", "killed-state-dependent-noise"]
+)
 def test_resume_continues_exactly(tmp_path, how):
     noise_s = 0.2 if how.endswith("correlated-noise") else 0.0  # the noise state is saved too
+    sde = how.endswith("state-dependent-noise")
     straight = tmp_path / "straight"
-    train(straight, TOY_ENV_ID, train_config=_config(4, noise_s), make_env=make_toy_vec, quiet=True)
+    config = _config(4, noise_s, sde)
+    train(straight, TOY_ENV_ID, train_config=config, make_env=make_toy_vec, quiet=True)
 
     resumed = tmp_path / "resumed"
     if how.startswith("killed"):
@@ -78,7 +84,7 @@ def test_resume_continues_exactly(tmp_path, how):
             train(
                 resumed,
                 TOY_ENV_ID,
-                train_config=_config(4, noise_s),
+                train_config=config,
                 make_env=_killed_after(56),
                 quiet=True,
             )
@@ -163,3 +169,19 @@ def test_bad_training_settings_name_the_file_and_field(tmp_path):
     path.write_text("num_env: 8\n")
     with pytest.raises(InputError, match="num_env"):
         load_train_config(path)
+
+
+def test_training_env_fields_reach_training_only(tmp_path):
+    from sim2real.learn.evaluate import task_config
+
+    env_id = "sim2real/PendulumSwingup-v0"
+    cfg = TrainConfig(total_env_steps=64, num_envs=4, steps_per_env=16,
+                      training_env={"init_q_rad": 3.0, "init_qvel_rad_s": 2.0})  # fmt: skip
+    train(tmp_path / "a", env_id, train_config=cfg, quiet=True)
+    recorded = load_policy(tmp_path / "a").env_config
+    assert recorded["init_q_rad"] == 3.0 and recorded["init_qvel_rad_s"] == 2.0
+    # an explicit environment config wins; evaluation starts as the task says
+    train(tmp_path / "b", env_id, env_config={"init_q_rad": 1.0}, train_config=cfg, quiet=True)
+    recorded = load_policy(tmp_path / "b").env_config
+    assert recorded["init_q_rad"] == 1.0 and recorded["init_qvel_rad_s"] == 2.0
+    assert "init_q_rad" not in task_config(recorded)

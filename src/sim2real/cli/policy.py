@@ -73,6 +73,7 @@ def train_cmd(
 ) -> None:
     """Train a policy for ENV with PPO into OUT (policy.pt, metrics.csv, tb/, checkpoints).
     The default policy reads only what the robot measures, so it can be exported."""
+    from sim2real.core.errors import InputError
     from sim2real.learn.envs import env_config as check_env_config
     from sim2real.learn.train import default_train_config, load_train_config, train
     from sim2real.learn.vec import ObsRoles
@@ -86,6 +87,11 @@ def train_cmd(
     cfg = cfg.model_copy(update=update)
     fields = _yaml_mapping(env_config, "environment config")
     check_env_config(env, fields, env_config or "--env-config")
+    try:
+        check_env_config(env, cfg.training_env, settings or "training settings")
+    except InputError as err:
+        field = ".".join(p for p in ("training_env", err.field) if p)
+        raise InputError(err.source, field, err.message) from None
     roles = ObsRoles(actor=("policy", "privileged")) if teacher else ObsRoles()
     result = train(
         out, env, dr=_dr_arg(dr), env_config=fields, train_config=cfg, roles=roles,

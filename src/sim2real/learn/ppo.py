@@ -43,6 +43,12 @@ class PPOConfig(BaseModel):
     entropy_coef: float = Field(0.005, ge=0, description="weight of the entropy bonus")
     value_coef: float = Field(1.0, ge=0, description="weight of the value loss")
     clipped_value_loss: bool = Field(True, description="clip the value change like the ratio")
+    normalize_rewards: bool = Field(
+        True,
+        description="divide rewards by the running std of the discounted return, so values stay "
+        "O(1) whatever the reward's scale (the clipped value loss moves a value by at most "
+        "clip_ratio per update: with returns in the hundreds the critic cannot keep up)",
+    )
     max_grad_norm: float = Field(1.0, gt=0, description="gradient norm clipping")
     bound_coef: float = Field(
         0.0,
@@ -64,6 +70,13 @@ class NetConfig(BaseModel):
         False,
         description="mean action through tanh, inside [-1, 1]: a clipped environment gives no "
         "gradient beyond the bound, so an unbounded mean can drift past it and stop exploring",
+    )
+    state_dependent_noise: bool = Field(
+        False,
+        description="gSDE (Raffin et al. 2022): the exploration noise is a linear function of "
+        "the actor's last hidden features with weights drawn every sde_resample_steps, so the "
+        "perturbed policy is a smooth deterministic policy for a while: at 100 Hz it explores "
+        "motions that last a swing, where white noise averages out. Learned std per feature",
     )
 
 
@@ -111,8 +124,8 @@ def mlp(in_dim: int, hidden: list[int], out_dim: int, activation: Activation) ->
 
 
 class Actor(nn.Module):
-    """Gaussian policy: normalized observation -> MLP -> mean; state-independent learned
-    log-std. (B, obs_dim) -> (B, action_dim)."""
+    """Gaussian policy: normalized observation -> MLP -> mean; learned log-std, per action or
+    (``state_dependent_noise``) per hidden feature and action. (B, obs_dim) -> (B, action_dim)."""
 
     def __init__(self, obs_dim: int, action_dim: int, net: NetConfig) -> None:
         super().__init__()
@@ -120,17 +133,33 @@ class Actor(nn.Module):
         self.normalizer = EmpiricalNormalizer(obs_dim)
         self.net = mlp(obs_dim, net.actor_hidden, action_dim, net.activation)
         nn.init.orthogonal_(self.net[-1].weight, 0.01)  # start near zero action
-        self.log_std = nn.Parameter(torch.full((action_dim,), math.log(net.init_std)))
+        self.state_dependent = net.state_dependent_noise
+        shape = (self.net[-1].in_features, action_dim) if self.state_dependent else (action_dim,)
+        self.log_std = nn.Parameter(torch.full(shape, math.log(net.init_std)))
         self.bounded_mean = net.bounded_mean
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
         """Mean action (unclipped, or in [-1, 1] with ``bounded_mean``)."""
-        mean = self.net(self.normalizer(obs))
-        return torch.tanh(mean) if self.bounded_mean else mean
+        return self.mean_and_features(obs)[0]
+
+    def mean_and_features(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Mean action and the noise features: the last hidden layer scaled by
+        1/sqrt(width), detached (gSDE's default), so ``init_std`` is the std of the action for
+        features of unit size."""
+        hidden = self.net[:-1](self.normalizer(obs))
+        mean = self.net[-1](hidden)
+        mean = torch.tanh(mean) if self.bounded_mean else mean
+        return mean, hidden.detach() / math.sqrt(hidden.shape[-1])
+
+    def std(self, features: torch.Tensor) -> torch.Tensor:
+        """Action std (B, action_dim): the std of ``features @ W`` with ``W ~ N(0, std^2)``."""
+        if not self.state_dependent:
+            return self.log_std.exp().expand(features.shape[0], self.action_dim)
+        return torch.sqrt(features**2 @ torch.exp(2.0 * self.log_std) + 1e-12)
 
     def distribution(self, obs: torch.Tensor) -> torch.distributions.Normal:
-        mean = self(obs)
-        return torch.distributions.Normal(mean, self.log_std.exp().expand_as(mean))
+        mean, features = self.mean_and_features(obs)
+        return torch.distributions.Normal(mean, self.std(features))
 
 
 class Critic(nn.Module):

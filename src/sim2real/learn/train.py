@@ -79,6 +79,15 @@ class TrainConfig(BaseModel):
         "noise averages out before the body moves; correlated noise (AR(1), same per-step "
         "Gaussian marginal) explores motions that last a swing",
     )
+    sde_resample_steps: int = Field(
+        16, ge=1, description="steps between draws of the state-dependent noise (gSDE)"
+    )
+    training_env: dict[str, Any] = Field(
+        default_factory=dict,
+        description="environment fields for training only, under those given with the "
+        "environment config: training aids such as wider start states (init_q_rad, "
+        "init_qvel_rad_s), which evaluation drops",
+    )
     ppo: PPOConfig = Field(default_factory=PPOConfig)
     net: NetConfig = Field(default_factory=NetConfig)
 
@@ -189,7 +198,7 @@ def train(
         raise InputError("dr", None, "give 'default', None or the path of a randomization YAML")
     if hasattr(env_config, "model_dump"):  # an environment's config object
         env_config = env_config.model_dump(mode="json")
-    env_config = dict(env_config or {})
+    env_config = {**cfg.training_env, **(env_config or {})}
 
     torch.set_num_threads(cfg.torch_threads)
     env = make_env(env_id, cfg.num_envs, seed=cfg.seed, dr=dr, config=env_config)
@@ -206,7 +215,9 @@ def train(
     ppo = PPO(model, cfg.ppo)
     generator = torch.Generator().manual_seed(cfg.seed)
     rho = math.exp(-env.control_dt / cfg.noise_correlation_s) if cfg.noise_correlation_s else 0.0
-    noise = _Noise(rho, torch.randn((cfg.num_envs, env.action_dim), generator=generator))
+    noise_shape = (cfg.num_envs, *model.actor.log_std.shape)  # per env: (A,) or (features, A)
+    noise = _Noise(rho, cfg.sde_resample_steps, noise_shape, generator)
+    reward_scale = ReturnScale(cfg.num_envs, cfg.ppo.gamma) if cfg.ppo.normalize_rewards else None
     episodes: deque[tuple[float, float]] = deque(maxlen=cfg.episode_window)
     rows: list[dict[str, float]] = []
     iteration, env_steps, wall_before = 0, 0, 0.0
@@ -219,7 +230,9 @@ def train(
         ppo.optimizer.load_state_dict(state["optimizer"])
         ppo.learning_rate = state["learning_rate"]
         generator.set_state(state["rng"]["generator"])
-        noise.state = state["noise"]
+        noise.set_state(state["noise"])
+        if reward_scale is not None:
+            reward_scale.load_state(state["reward_scale"])
         torch.set_rng_state(state["rng"]["torch"])
         np.random.set_state(state["rng"]["numpy"])
         random.setstate(state["rng"]["python"])
@@ -260,7 +273,8 @@ def train(
                 "python": random.getstate(),
             },
             "env_state": env.get_state(),
-            "noise": noise.state.clone(),
+            "noise": noise.get_state(),
+            "reward_scale": None if reward_scale is None else reward_scale.state(),
             "obs": obs,
             "episodes": list(episodes),
             "metrics": rows,
@@ -280,7 +294,18 @@ def train(
             )
             while iteration < cfg.iterations:
                 t0 = time.perf_counter()
-                obs = _collect(env, model, storage, obs, roles, generator, noise, cfg.ppo, episodes)
+                obs = _collect(
+                    env,
+                    model,
+                    storage,
+                    obs,
+                    roles,
+                    generator,
+                    noise,
+                    reward_scale,
+                    cfg.ppo,
+                    episodes,
+                )
                 t1 = time.perf_counter()
                 losses = ppo.update(storage, generator)
                 model.actor.normalizer.update(storage.actor_obs.flatten(0, 1))
@@ -288,7 +313,7 @@ def train(
                 t2 = time.perf_counter()
                 iteration += 1
                 env_steps += batch
-                row = _metrics_row(iteration, env_steps, episodes, losses, model, t0, t1, t2)
+                row = _metrics_row(iteration, env_steps, episodes, losses, storage, t0, t1, t2)
                 row["wall_s"] = wall_before + t2 - start
                 rows.append(row)
                 _write_metrics(run_dir, rows)
@@ -318,20 +343,66 @@ def train(
 
 
 class _Noise:
-    """Standard normal exploration noise per environment and action, white (``rho`` = 0) or
-    AR(1): ``e <- rho e + sqrt(1 - rho^2) xi``, whose every step is still N(0, 1), so the
-    Gaussian log-probabilities of PPO hold per step."""
+    """Exploration noise per environment and action. White (``rho`` = 0): N(0, 1) per step,
+    times the std. AR(1): ``e <- rho e + sqrt(1 - rho^2) xi``, every step still N(0, 1), so the
+    Gaussian log-probabilities of PPO hold per step. State-dependent (gSDE): ``features @ (E *
+    std)`` with E ~ N(0, 1) per environment, drawn again every ``resample`` steps: N(0, std(s)^2)
+    per step, the same function of the state in between."""
 
-    def __init__(self, rho: float, initial: torch.Tensor) -> None:
-        self.rho, self.state = rho, initial
+    def __init__(self, rho: float, resample: int, shape: tuple[int, ...], generator) -> None:
+        self.rho, self.resample, self.steps = rho, resample, 0
+        self.state = torch.randn(shape, generator=generator)
 
-    def next(self, generator: torch.Generator) -> torch.Tensor:
+    def sample(self, actor, features: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+        """The noise to add to the mean action (N, action_dim)."""
+        if actor.state_dependent:
+            if self.steps % self.resample == 0:
+                self.state = torch.randn(self.state.shape, generator=generator)
+            self.steps += 1
+            weights = self.state * actor.log_std.exp()  # (N, features, actions)
+            return torch.einsum("nf,nfa->na", features, weights)
         xi = torch.randn(self.state.shape, generator=generator)
         if self.rho == 0.0:
             self.state = xi
         else:
             self.state = self.rho * self.state + math.sqrt(1.0 - self.rho**2) * xi
-        return self.state
+        return actor.std(features) * self.state
+
+    def get_state(self) -> dict[str, Any]:
+        return {"state": self.state.clone(), "steps": self.steps}
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        self.state, self.steps = state["state"].clone(), state["steps"]
+
+
+class ReturnScale:
+    """Rewards divided by the running standard deviation of the discounted return (Engstrom et
+    al. 2020, "Implementation Matters"; SB3's ``VecNormalize``): the critic's targets stay O(1)
+    for any reward scale and discount."""
+
+    def __init__(self, num_envs: int, gamma: float) -> None:
+        self.gamma = gamma
+        self.returns = np.zeros(num_envs)
+        self.count, self.mean, self.var = 1e-4, 0.0, 1.0
+
+    def __call__(self, reward: np.ndarray, done: np.ndarray) -> np.ndarray:
+        self.returns = self.returns * self.gamma + reward
+        # Chan et al.'s parallel update of the running mean and variance
+        n, mean, var = len(self.returns), self.returns.mean(), self.returns.var()
+        total = self.count + n
+        delta = mean - self.mean
+        self.mean += delta * n / total
+        self.var = (self.var * self.count + var * n + delta**2 * self.count * n / total) / total
+        self.count = total
+        self.returns[done] = 0.0
+        return reward / math.sqrt(self.var + 1e-8)
+
+    def state(self) -> dict[str, Any]:
+        return {"returns": self.returns.copy(), "stats": (self.count, self.mean, self.var)}
+
+    def load_state(self, state: dict[str, Any]) -> None:
+        self.returns = state["returns"].copy()
+        self.count, self.mean, self.var = state["stats"]
 
 
 @torch.no_grad()
@@ -343,6 +414,7 @@ def _collect(
     roles: ObsRoles,
     generator: torch.Generator,
     noise: _Noise,
+    reward_scale: ReturnScale | None,
     ppo_cfg: PPOConfig,
     episodes: deque,
 ) -> dict[str, np.ndarray]:
@@ -351,12 +423,16 @@ def _collect(
     for t in range(storage.steps):
         actor_obs = torch.from_numpy(concat_obs(obs, roles.actor))
         critic_obs = torch.from_numpy(concat_obs(obs, roles.critic))
-        mu = model.actor(actor_obs)
-        sigma = model.actor.log_std.exp().expand_as(mu)
-        action = mu + sigma * noise.next(generator)
+        mu, features = model.actor.mean_and_features(actor_obs)
+        sigma = model.actor.std(features)
+        action = mu + noise.sample(model.actor, features, generator)
         log_prob = torch.distributions.Normal(mu, sigma).log_prob(action).sum(-1)
         result = env.step(action.numpy())
-        reward = torch.as_tensor(np.asarray(result.reward), dtype=torch.float32).clone()
+        done = np.asarray(result.terminated) | np.asarray(result.truncated)
+        reward = np.asarray(result.reward, dtype=np.float64)
+        if reward_scale is not None:
+            reward = reward_scale(reward, done)
+        reward = torch.as_tensor(reward, dtype=torch.float32)
         # a time limit is not a failure: bootstrap from the value of the last observation
         bootstrap = np.asarray(result.truncated) & ~np.asarray(result.terminated)
         if bootstrap.any():
@@ -370,7 +446,6 @@ def _collect(
         storage.sigma[t] = sigma
         storage.values[t] = model.critic(critic_obs)
         storage.rewards[t] = reward
-        done = np.asarray(result.terminated) | np.asarray(result.truncated)
         storage.dones[t] = torch.from_numpy(done.astype(np.float32))
         ret = np.asarray(result.info["episode_return"], dtype=float)
         success = np.asarray(result.info["episode_success"], dtype=float)
@@ -387,12 +462,13 @@ def _metrics_row(
     env_steps: int,
     episodes: deque,
     losses: dict[str, float],
-    model: ActorCritic,
+    storage: RolloutStorage,
     t0: float,
     t1: float,
     t2: float,
 ) -> dict[str, float]:
     arr = np.array(episodes, dtype=float).reshape(-1, 2)
+    action_std = storage.sigma.mean().item()  # of the rollout (state-dependent with gSDE)
     return {
         "iteration": iteration,
         "env_steps": env_steps,
@@ -404,7 +480,7 @@ def _metrics_row(
         "success_rate": float(arr[:, 1].mean()) if len(arr) else math.nan,
         "episodes": len(arr),
         **losses,
-        "action_std": model.actor.log_std.exp().mean().item(),
+        "action_std": action_std,
     }
 
 
