@@ -16,17 +16,14 @@ from sim2real.learn.vec import ObsRoles
 TEACHER = ObsRoles(actor=("policy", "privileged"))
 
 
+def _train_teacher(run, cfg: TrainConfig) -> None:
+    train(run, TOY_ENV_ID, train_config=cfg, roles=TEACHER, make_env=make_toy_vec, quiet=True)
+
+
 @pytest.mark.slow
 def test_student_gets_close_to_the_teacher_and_is_deployable(tmp_path):
-    cfg = TrainConfig(total_env_steps=32 * 40 * 20, num_envs=32, steps_per_env=40)
-    train(
-        tmp_path / "teacher",
-        TOY_ENV_ID,
-        train_config=cfg,
-        roles=TEACHER,
-        make_env=make_toy_vec,
-        quiet=True,
-    )
+    _train_teacher(tmp_path / "teacher", TrainConfig(total_env_steps=32 * 40 * 20, num_envs=32,
+                                                      steps_per_env=40))  # fmt: skip
     teacher = load_policy(tmp_path / "teacher")
     assert not teacher.deployable
 
@@ -51,14 +48,8 @@ def test_student_gets_close_to_the_teacher_and_is_deployable(tmp_path):
 
 
 def test_student_must_read_deployable_groups(tmp_path):
-    cfg = TrainConfig(total_env_steps=64, num_envs=4, steps_per_env=16)
-    train(
-        tmp_path / "teacher",
-        TOY_ENV_ID,
-        train_config=cfg,
-        roles=TEACHER,
-        make_env=make_toy_vec,
-        quiet=True,
+    _train_teacher(
+        tmp_path / "teacher", TrainConfig(total_env_steps=64, num_envs=4, steps_per_env=16)
     )
     bad = DistillConfig(student_actor=("policy", "privileged"), rounds=1)
     with pytest.raises(InputError, match="deployable"):

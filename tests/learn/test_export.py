@@ -52,28 +52,38 @@ def test_onnx_graph_has_the_contracted_input_and_output(exported):
     ]
 
 
+def _side_by_side(policy, deployed, env, obs, steps: int, measure):
+    """Step ``env`` with the training policy's actions while the robot-side runner acts on
+    ``measure(obs)``; returns the largest action difference, the runner's actions and the
+    number of episode ends (the runner is reset at each, as a robot would)."""
+    diffs, actions, resets = [], [], 0
+    for _ in range(steps):
+        expected = policy.act(obs)[0]
+        got = deployed.act(measure(obs))
+        diffs.append(np.abs(got - expected).max())
+        actions.append(got)
+        result = env.step(expected[None])
+        obs = result.obs
+        if result.truncated[0]:
+            deployed.reset()
+            resets += 1
+    return max(diffs), np.array(actions), resets
+
+
 def test_runner_reproduces_the_training_policy_from_raw_measurements(exported):
     run, out = exported
     policy, deployed = load_policy(run), DeployedPolicy(out)
     env = make_toy_vec(TOY_ENV_ID, 1, seed=3)
     obs = env.reset(seed=3)
-    diffs, torques, episode_ends = [], [], 0
-    for _ in range(100):  # 2.5 episodes of 40 steps: crosses two resets
-        # what a robot measures: the unwrapped angle and the speed; nothing else
-        measurement = {"q": float(env.q[0]), "qvel": float(env.qvel[0])}
-        expected = policy.act(obs)[0]
-        got = deployed.act(measurement)
-        diffs.append(np.abs(got - expected).max())
-        torques.append(got * deployed.action_limit)
-        result = env.step(expected[None])
-        obs = result.obs
-        if result.truncated[0]:
-            deployed.reset()
-            episode_ends += 1
+    # what a robot measures: the unwrapped angle and the speed; nothing else
+    diff, actions, episode_ends = _side_by_side(
+        policy, deployed, env, obs, 100,  # 2.5 episodes of 40 steps: crosses two resets
+        lambda _: {"q": float(env.q[0]), "qvel": float(env.qvel[0])},
+    )  # fmt: skip
     assert episode_ends == 2
-    assert max(diffs) < 1e-5
+    assert diff < 1e-5
     # the policy does act: not a constant action that would match trivially
-    assert np.ptp(np.array(torques)) > 0.5
+    assert np.ptp(actions * deployed.action_limit) > 0.5
 
 
 def test_runner_fills_the_history_with_the_first_frame(exported):
@@ -190,20 +200,13 @@ def test_runner_reproduces_a_pendulum_policy_from_its_measurements(tmp_path):
     group = env.obs_groups["policy"]
     names = [t.name for t in group.terms]
     scales = np.array([t.scale for t in group.terms])
-    obs = env.reset(seed=7)
-    diffs, actions, resets = [], [], 0
-    for _ in range(250):
+
+    def measured(obs):
         # the newest frame holds the measured (noisy, biased) q and qvel, times their scales
         newest = obs["policy"][0, -len(names) :] / scales
-        measurement = {"q": newest[names.index("q")], "qvel": newest[names.index("qvel")]}
-        expected = policy.act(obs)[0]
-        diffs.append(np.abs(deployed.act(measurement) - expected).max())
-        actions.append(expected[0])
-        result = env.step(expected[None])
-        obs = result.obs
-        if result.truncated[0]:
-            deployed.reset()
-            resets += 1
+        return {"q": newest[names.index("q")], "qvel": newest[names.index("qvel")]}
+
+    diff, actions, resets = _side_by_side(policy, deployed, env, env.reset(seed=7), 250, measured)
     assert resets == 2
-    assert max(diffs) < 1e-5
+    assert diff < 1e-5
     assert np.ptp(actions) > 0.2

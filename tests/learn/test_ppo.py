@@ -107,7 +107,8 @@ def test_state_dependent_noise_has_the_actors_std_and_holds_between_draws():
         _, features = actor.mean_and_features(torch.randn(1, 3).expand(20000, 3))
     noise = _Noise(0.0, 3, (20000, *actor.log_std.shape), gen)  # 20000 envs, one state
     with torch.no_grad():
-        draws = [noise.sample(actor, features, gen) for _ in range(4)]
+        sigma = actor.std(features)
+        draws = [noise.sample(actor, features, sigma, gen) for _ in range(4)]
     # N(0, std(s)^2) across environments, as the log-probabilities of PPO assume
     assert np.allclose(draws[0].std(0).numpy(), actor.std(features)[0].detach().numpy(), rtol=0.03)
     # the same state gives the same noise until the next draw (every 3 steps)

@@ -23,6 +23,11 @@ def _dr_arg(dr: str | None) -> str | Path | None:
     return Path(dr)
 
 
+def _given(**options: Any) -> dict[str, Any]:
+    """The options given on the command line (not None), as config field updates."""
+    return {k: v for k, v in options.items() if v is not None}
+
+
 def _yaml_mapping(path: Path | None, what: str) -> dict[str, Any]:
     from sim2real.core.errors import InputError
     from sim2real.core.yaml_io import read_yaml
@@ -79,12 +84,7 @@ def train_cmd(
     from sim2real.learn.vec import ObsRoles
 
     cfg = load_train_config(settings) if settings else default_train_config(env)
-    update: dict[str, Any] = {}
-    if steps is not None:
-        update["total_env_steps"] = steps
-    if seed is not None:
-        update["seed"] = seed
-    cfg = cfg.model_copy(update=update)
+    cfg = cfg.model_copy(update=_given(total_env_steps=steps, seed=seed))
     fields = _yaml_mapping(env_config, "environment config")
     check_env_config(env, fields, env_config or "--env-config")
     try:
@@ -114,12 +114,7 @@ def distill_cmd(
     """Distill TEACHER into a deployable student (DAgger on the student's own rollouts)."""
     from sim2real.learn.distill import DistillConfig, distill
 
-    update: dict[str, Any] = {}
-    if rounds is not None:
-        update["rounds"] = rounds
-    if seed is not None:
-        update["seed"] = seed
-    result = distill(teacher, out, DistillConfig(**update), quiet=quiet)
+    result = distill(teacher, out, DistillConfig(**_given(rounds=rounds, seed=seed)), quiet=quiet)
     typer.echo(result.summary())
     typer.echo(f"run: {out}")
 

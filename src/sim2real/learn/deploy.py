@@ -8,14 +8,14 @@ term is read from the measurement under its name), multiply each value by its sc
 last ``history`` frames oldest first (the first frame after a reset fills the whole history),
 run the ONNX graph and multiply the action by ``action_limit`` for the torque.
 
-It imports numpy and onnxruntime only (no torch, no MuJoCo, no environment code), so it can be
-copied onto a robot computer as it is. A term name ``base[i]`` takes element ``i`` of the
+It imports numpy and onnxruntime only (no torch, no MuJoCo, no environment code; of this
+package, only the standard-library error type and JSON reader of ``sim2real.core``), so it can
+be copied onto a robot computer with those two small files. A term name ``base[i]`` takes element ``i`` of the
 measurement ``base`` (multi-joint robots).
 """
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from pathlib import Path
@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from sim2real.core.errors import InputError
+from sim2real.core.json_io import read_json
 
 _TERM_NAME = re.compile(r"^(?P<base>[A-Za-z_][A-Za-z0-9_]*)(?:\[(?P<index>\d+)\])?$")
 
@@ -146,12 +147,7 @@ def _parse_term(json_path: Path, i: int, name: str) -> tuple[str, str, int]:
 
 
 def _read_spec(path: Path) -> dict[str, Any]:
-    try:
-        spec = json.loads(path.read_text())
-    except OSError as exc:
-        raise InputError(path, None, f"cannot read file ({exc.strerror})") from exc
-    except json.JSONDecodeError as exc:
-        raise InputError(path, None, f"not valid JSON ({exc.msg}, line {exc.lineno})") from exc
+    spec = read_json(path)
     if not isinstance(spec, dict):
         raise InputError(path, None, "expected a JSON object")
 

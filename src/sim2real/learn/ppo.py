@@ -80,6 +80,15 @@ class NetConfig(BaseModel):
     )
 
 
+def merge_moments(mean, var, count, batch_mean, batch_var, n: int):
+    """Chan et al.'s parallel update: mean, population variance and count of ``count`` samples
+    merged with a batch of ``n`` (floats or tensors alike)."""
+    total = count + n
+    w = float(n / total)
+    delta = batch_mean - mean
+    return mean + w * delta, (1 - w) * var + w * batch_var + w * (1 - w) * delta**2, total
+
+
 class EmpiricalNormalizer(nn.Module):
     """Running mean and variance of an observation vector; ``forward`` standardizes and clips.
     Statistics are buffers, so they travel with ``state_dict`` and into an ONNX export."""
@@ -93,17 +102,15 @@ class EmpiricalNormalizer(nn.Module):
 
     @torch.no_grad()
     def update(self, x: torch.Tensor) -> None:
-        """Merge a batch (B, D) into the statistics (Chan et al.'s parallel update)."""
+        """Merge a batch (B, D) into the statistics."""
         n = x.shape[0]
         if n == 0:
             return
-        batch_mean = x.mean(0)
-        batch_var = x.var(0, unbiased=False)
-        total = self.count + n
-        w = float(n / total)
-        delta = batch_mean - self.mean
-        self.mean += w * delta
-        self.var.copy_((1 - w) * self.var + w * batch_var + w * (1 - w) * delta**2)
+        mean, var, total = merge_moments(
+            self.mean, self.var, self.count, x.mean(0), x.var(0, unbiased=False), n
+        )
+        self.mean.copy_(mean)
+        self.var.copy_(var)
         self.count.copy_(total)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -140,16 +147,18 @@ class Actor(nn.Module):
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
         """Mean action (unclipped, or in [-1, 1] with ``bounded_mean``)."""
-        return self.mean_and_features(obs)[0]
+        return self._mean(self.net[:-1](self.normalizer(obs)))
 
     def mean_and_features(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Mean action and the noise features: the last hidden layer scaled by
         1/sqrt(width), detached (gSDE's default), so ``init_std`` is the std of the action for
         features of unit size."""
         hidden = self.net[:-1](self.normalizer(obs))
+        return self._mean(hidden), hidden.detach() / math.sqrt(hidden.shape[-1])
+
+    def _mean(self, hidden: torch.Tensor) -> torch.Tensor:
         mean = self.net[-1](hidden)
-        mean = torch.tanh(mean) if self.bounded_mean else mean
-        return mean, hidden.detach() / math.sqrt(hidden.shape[-1])
+        return torch.tanh(mean) if self.bounded_mean else mean
 
     def std(self, features: torch.Tensor) -> torch.Tensor:
         """Action std (B, action_dim): the std of ``features @ W`` with ``W ~ N(0, std^2)``."""

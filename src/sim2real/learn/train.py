@@ -33,7 +33,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from sim2real.core.atomic import atomic_path, write_text_atomic
 from sim2real.core.errors import InputError
 from sim2real.learn.policy import PolicyMeta, save_policy
-from sim2real.learn.ppo import PPO, ActorCritic, NetConfig, PPOConfig, RolloutStorage
+from sim2real.learn.ppo import (
+    PPO,
+    ActorCritic,
+    NetConfig,
+    PPOConfig,
+    RolloutStorage,
+    merge_moments,
+)
 from sim2real.learn.vec import ObsRoles, VecEnv, concat_obs
 
 TRAIN_STATE_FILE = "train_state.pt"
@@ -353,8 +360,10 @@ class _Noise:
         self.rho, self.resample, self.steps = rho, resample, 0
         self.state = torch.randn(shape, generator=generator)
 
-    def sample(self, actor, features: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
-        """The noise to add to the mean action (N, action_dim)."""
+    def sample(
+        self, actor, features: torch.Tensor, sigma: torch.Tensor, generator: torch.Generator
+    ) -> torch.Tensor:
+        """The noise to add to the mean action (N, action_dim); ``sigma`` = actor.std(features)."""
         if actor.state_dependent:
             if self.steps % self.resample == 0:
                 self.state = torch.randn(self.state.shape, generator=generator)
@@ -366,7 +375,7 @@ class _Noise:
             self.state = xi
         else:
             self.state = self.rho * self.state + math.sqrt(1.0 - self.rho**2) * xi
-        return actor.std(features) * self.state
+        return sigma * self.state
 
     def get_state(self) -> dict[str, Any]:
         return {"state": self.state.clone(), "steps": self.steps}
@@ -387,13 +396,9 @@ class ReturnScale:
 
     def __call__(self, reward: np.ndarray, done: np.ndarray) -> np.ndarray:
         self.returns = self.returns * self.gamma + reward
-        # Chan et al.'s parallel update of the running mean and variance
-        n, mean, var = len(self.returns), self.returns.mean(), self.returns.var()
-        total = self.count + n
-        delta = mean - self.mean
-        self.mean += delta * n / total
-        self.var = (self.var * self.count + var * n + delta**2 * self.count * n / total) / total
-        self.count = total
+        self.mean, self.var, self.count = merge_moments(
+            self.mean, self.var, self.count, self.returns.mean(), self.returns.var(), len(reward)
+        )
         self.returns[done] = 0.0
         return reward / math.sqrt(self.var + 1e-8)
 
@@ -425,7 +430,7 @@ def _collect(
         critic_obs = torch.from_numpy(concat_obs(obs, roles.critic))
         mu, features = model.actor.mean_and_features(actor_obs)
         sigma = model.actor.std(features)
-        action = mu + noise.sample(model.actor, features, generator)
+        action = mu + noise.sample(model.actor, features, sigma, generator)
         log_prob = torch.distributions.Normal(mu, sigma).log_prob(action).sum(-1)
         result = env.step(action.numpy())
         done = np.asarray(result.terminated) | np.asarray(result.truncated)
