@@ -231,7 +231,7 @@ def write_calibration_report(
 def write_gap_report(folder: str | Path, gap, refs: list[ReferenceFrame], profiles: dict) -> Path:
     """``folder/index.html``: the metric table, real vs simulated frames, histograms, curves."""
     from sim2real.core.report import ReportSection, write_html_report
-    from sim2real.sensors.calibrate import simulate_reference
+    from sim2real.sensors.simulate import simulate_reference
 
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)

@@ -20,9 +20,9 @@ import numpy as np
 from scipy.stats import wasserstein_distance
 
 from sim2real.sensors import fit_terms
-from sim2real.sensors.calibrate import simulated_tables
 from sim2real.sensors.profile import NoiseProfile
 from sim2real.sensors.reference_frame import ReferenceFrame
+from sim2real.sensors.simulate import simulated_tables
 from sim2real.sensors.statistics import (
     PixelTables,
     noise_sample_pixels,

@@ -1,0 +1,143 @@
+"""Calibration stage for the random noise sigma(z, theta): the spread of depth minus its local
+9x9 median per (10 cm, 15 deg) bin, the Nguyen form fitted to it, then matched by simulation
+(frames simulated from the same reference with the candidate profile, the statistic computed
+identically, the per-bin targets corrected by real / simulated, refitted)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from sim2real.core.errors import InputError
+from sim2real.sensors import fit_terms
+from sim2real.sensors.calibrate_state import CalibrationState
+from sim2real.sensors.profile import AxialNoise, NoiseProfile
+from sim2real.sensors.simulate import simulated_tables
+from sim2real.sensors.statistics import PixelTables, depth_bins, incidence_bins, trimmed_std
+
+MIN_BIN_PIXELS = 200
+MIN_DEPTH_SPAN_M = 0.4
+"""Depth spread of the noise bins needed to fit the depth shape of sigma (b, c) and not only
+its level."""
+AXIAL_LABELS = ("a_m", "b_per_m", "c_m", "d_m_sqrt_m")
+FIXED_BY_MODE = {"scale": {"c_m"}, "depth": {"d_m_sqrt_m"}, "full": set()}
+"""Parameters each fitting mode keeps at the base profile's value."""
+
+NoiseBins = dict[tuple[int, int], tuple[float, float, float, int]]
+
+
+@dataclass
+class NoiseFit:
+    axial: np.ndarray
+    """(a, b, c, d) of the fitted sigma(z, theta)."""
+    mode: str
+    why: str
+    """Why a mode other than 'full' was used."""
+    start: np.ndarray
+    real_bins: NoiseBins
+    targets: dict[tuple[int, int], float]
+    """Per-bin sigma targets after the simulation corrections."""
+
+    def term(self) -> AxialNoise:
+        a = self.axial
+        return AxialNoise(a_m=a[0], b_per_m=a[1], c_m=a[2], d_m_sqrt_m=a[3])
+
+    @property
+    def correction(self) -> dict[tuple[int, int], float]:
+        """Per-bin target / real spread (what simulation says the statistic's bias is)."""
+        return {
+            k: self.targets[k] / self.real_bins[k][2]
+            for k in self.targets
+            if self.real_bins[k][2] > 0
+        }
+
+
+def noise_bins(t: PixelTables, weights: np.ndarray | None = None) -> NoiseBins:
+    """{(depth bin, incidence bin): (mean z, mean theta, spread, pixels)} with enough pixels."""
+    zb, ib = depth_bins(t.noise_z_m), incidence_bins(t.noise_theta_rad)
+    key = zb * 100 + ib
+    w = None if weights is None else weights[t.noise_region]
+    out = {}
+    for k in np.unique(key):
+        sel = key == k
+        n = int(sel.sum() if w is None else w[sel].sum())
+        if n < MIN_BIN_PIXELS:
+            continue
+        values = (
+            t.noise_residual_m[sel] if w is None else np.repeat(t.noise_residual_m[sel], w[sel])
+        )
+        zs = t.noise_z_m[sel] if w is None else np.repeat(t.noise_z_m[sel], w[sel])
+        ths = t.noise_theta_rad[sel] if w is None else np.repeat(t.noise_theta_rad[sel], w[sel])
+        out[(int(k // 100), int(k % 100))] = (
+            float(zs.mean()),
+            float(ths.mean()),
+            trimmed_std(values),
+            n,
+        )
+    return out
+
+
+def base_axial_params(base: NoiseProfile, fx: float) -> np.ndarray:
+    """The base profile's sigma(z, theta) in the axial form (a, b, c, d)."""
+    if base.axial is not None:
+        a = base.axial
+        return np.array([a.a_m, a.b_per_m, a.c_m, a.d_m_sqrt_m], dtype=np.float64)
+    if base.disparity is not None and base.disparity.sigma_px > 0 and base.baseline_m != 0:
+        return np.array([0.0, base.disparity.sigma_px / (fx * abs(base.baseline_m)), 0.0, 0.0])
+    return np.array([0.001, 0.0, 0.0, 0.0])
+
+
+def fit_sigma(bins: NoiseBins, targets: dict, start: np.ndarray, mode: str) -> np.ndarray:
+    """(a, b, c, d) fitted to the per-bin ``targets``; ``mode`` says which are free."""
+    keys = [k for k in bins if k in targets]
+    z = np.array([bins[k][0] for k in keys])
+    th = np.array([bins[k][1] for k in keys])
+    n = np.array([bins[k][3] for k in keys], dtype=np.float64)
+    s = np.array([targets[k] for k in keys])
+    if mode == "scale":  # narrow depth range: keep the base's shape, fit its level
+        shape = fit_terms.axial_sigma_formula(start, z, th)
+        w = n / np.maximum(s, 1e-9) ** 2
+        k = float(np.sum(w * shape * s) / np.sum(w * shape * shape))
+        return np.array([start[0] * k, start[1] * k, start[2], start[3] * k])
+    free = np.array([True, True, True, mode == "full"])
+    return fit_terms.fit_axial_formula(z, th, s, n, start, free)
+
+
+def axial_mode(bins: NoiseBins) -> tuple[str, str]:
+    """'full', 'depth' (no angle term) or 'scale' (the base's shape, its level fitted)."""
+    z = [v[0] for v in bins.values()]
+    steep = [k for k, v in bins.items() if math.degrees(v[1]) > 40]
+    if max(z) - min(z) < MIN_DEPTH_SPAN_M:
+        return "scale", f"depths {min(z):.2f}-{max(z):.2f} m too narrow for its depth shape"
+    if len(steep) < 2:
+        return "depth", "too few pixels beyond 40 deg incidence for the angle term"
+    return "full", ""
+
+
+def fit_noise(state: CalibrationState, iterations: int) -> NoiseFit:
+    """sigma(z, theta) fitted, then ``iterations`` rounds of simulation matching."""
+    real_bins = noise_bins(state.real)
+    if not real_bins:
+        raise InputError(
+            state.refs[0].source,
+            "regions",
+            "no reference region with enough interior pixels to measure the noise",
+        )
+    mode, why = axial_mode(real_bins)
+    start = base_axial_params(state.base, state.fx)
+    targets = {k: v[2] for k, v in real_bins.items()}
+    fit = NoiseFit(fit_sigma(real_bins, targets, start, mode), mode, why, start, real_bins, targets)
+    seeds = (state.seed, state.seed + 1)
+    for _ in range(iterations):
+        profile = state.assemble(axial=fit.term())
+        sim_bins = noise_bins(
+            simulated_tables(state.refs, profile, state.shadows, state.samples, seeds)
+        )
+        for k in targets:
+            if k in sim_bins and sim_bins[k][2] > 0:
+                targets[k] *= real_bins[k][2] / sim_bins[k][2]
+        fit.axial = fit_sigma(real_bins, targets, start, mode)
+    state.lap("noise")
+    return fit
