@@ -20,7 +20,7 @@ import numpy as np
 
 from sim2real.sensors.demo_part import machined_bracket
 from sim2real.sensors.presets import get_preset
-from sim2real.tracking.metrics import evaluate_track
+from sim2real.tracking.evaluation import evaluate_track
 from sim2real.tracking.synth import synthesize_sequence
 from sim2real.tracking.tracker import Tracker
 
@@ -38,8 +38,8 @@ def run_one(part, motion: str, seed: int, frames: int) -> dict:
     gt = {i: T for i, T in enumerate(seq.T_cam_part)}
     visible = {i: float(v) for i, v in enumerate(seq.visible)}
     ev = evaluate_track(records, gt, part, visible=visible)
-    ms = [r["ms"] for r in records]
-    lost_ms = [r["ms"] for r in records if r["status"] == "lost"]
+    ms = [r.ms for r in records]
+    lost_ms = [r.ms for r in records if r.status == "lost"]
     return {
         "motion": motion,
         "seed": seed,

@@ -235,12 +235,13 @@ def calibration_section(out: Path, quiet: bool) -> tuple[ReportSection, dict] | 
 def tracking_section(out: Path, quiet: bool) -> tuple[ReportSection, dict]:
     """Track the built-in bracket through a generated sequence where a bar hides up to half of
     it, with the realsense-d435 noise, and plot the error against the ground truth."""
+    from sim2real.core.pose_records import write_pose_records
+    from sim2real.models.part import PreparedModel
     from sim2real.sensors.demo_part import machined_bracket
     from sim2real.sensors.presets import get_preset
-    from sim2real.tracking.metrics import evaluate_track
-    from sim2real.tracking.run import track_sequence, write_poses_jsonl, write_track_report
+    from sim2real.tracking.report import write_track_report
+    from sim2real.tracking.run import track_recording
     from sim2real.tracking.sequence import load_sequence
-    from sim2real.tracking.symmetry import parse_symmetry
     from sim2real.tracking.synth import synthesize_sequence
 
     part = machined_bracket()
@@ -250,12 +251,10 @@ def tracking_section(out: Path, quiet: bool) -> tuple[ReportSection, dict]:
     )
     synth.write(out / "track_sequence")
     sequence = load_sequence(out / "track_sequence")
-    run = track_sequence(part, sequence, sequence.gt[sequence.frame_ids[0]])
-    write_poses_jsonl(out / "track_poses.jsonl", run.records)
-    evaluation = evaluate_track(
-        run.records, sequence.gt, part, parse_symmetry(None), visible=sequence.visible
-    )
-    write_track_report(out / "track_report", run, sequence, evaluation)
+    result = track_recording(PreparedModel(part), sequence, sequence.gt[sequence.frame_ids[0]])
+    write_pose_records(out / "track_poses.jsonl", result.run.records)
+    evaluation = result.evaluation
+    write_track_report(out / "track_report", result.run, sequence, evaluation)
     lines = evaluation.summary_lines()
     for line in lines:
         _say(quiet, f"  tracking: {line}")

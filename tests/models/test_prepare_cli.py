@@ -8,9 +8,9 @@ from sim2real.core.errors import InputError
 from sim2real.core.mesh_io import load_mesh
 from sim2real.core.pointcloud_io import write_point_cloud
 from sim2real.models.demo_cad import bracket_volume_mm3, write_bracket_step
-from sim2real.models.model_dir import load_prepared_model
+from sim2real.models.part import load_part, load_prepared_model
 from sim2real.models.prepare import PrepareConfig, prepare_model
-from sim2real.tracking.symmetry import parse_symmetry
+from sim2real.models.symmetry import parse_symmetry
 
 FAST = ["--views", "60", "--no-report"]
 
@@ -40,20 +40,22 @@ def test_prepare_step_writes_a_complete_model_dir(step_model):
     assert c.cleaning.watertight and c.symmetry.text == "none" and c.symmetry.source == "detected"
     assert "symmetry (detected): none" in stdout
     # every command that takes a mesh takes the MODEL_DIR: same mesh, metres
-    mesh = load_mesh(out)
+    mesh = load_part(out).mesh
     assert np.array_equal(mesh.faces, model.mesh.faces) and mesh.extent_m.max() == pytest.approx(
         0.1
     )
-    views = model.views()
+    views = model.stored_views
     assert len(views) == 200 and views.points.shape == (200, 400, 3)
     # the symmetry is readable through the tracking module's parser
     assert parse_symmetry(str(out / "model.yaml")).kind == "none"
     info = run_cli("model", "info", out)
     assert info.returncode == 0 and "100.0 x 60.0 x 50.0 mm" in info.stdout
     with pytest.raises(InputError, match="metres"):
-        load_mesh(out, "mm")  # a prepared model is in metres by construction
+        load_part(out, "mm")  # a prepared model is in metres by construction
     with pytest.raises(InputError, match="not a prepared model"):
-        load_mesh(out / "report")
+        load_part(out / "report")
+    with pytest.raises(InputError, match="a folder, not a mesh file"):
+        load_mesh(out)  # the file reader reads files only
 
 
 def test_config_round_trip_and_user_symmetry(tmp_path):
@@ -130,7 +132,7 @@ def test_bad_inputs_give_one_line_and_leave_no_model(tmp_path):
     )
     proc = run_cli("model", "prepare", tmp_path / "which.stl", "--out", out, "--unit", "mm", *FAST)
     assert proc.returncode == 0 and "mm (user)" in proc.stdout
-    assert load_mesh(out).extent_m.max() == pytest.approx(0.003)
+    assert load_part(out).mesh.extent_m.max() == pytest.approx(0.003)
     assert_one_line_error(
         run_cli("model", "prepare", tmp_path / "which.stl", "--out", out, "--unit", "mm"),
         "--overwrite",

@@ -3,9 +3,9 @@ import pytest
 import trimesh
 import yaml
 
+from sim2real.models.symmetry import load_symmetry_file
 from sim2real.models.symmetry_detect import detect_symmetry, symmetry_to_bop
 from sim2real.sensors.demo_part import machined_bracket
-from sim2real.tracking.symmetry import load_symmetry_file
 
 
 def _is_symmetry(mesh, T, tol=1e-6):

@@ -88,8 +88,6 @@ def test_save_load_round_trip_and_nearest_view(tmp_path, bracket_views):
         assert back.nearest_direction(views.directions[k] * 3.0) == k
         T = _camera_looking_along(views.directions[k], views.centre, 0.7)
         assert back.nearest(T) == k
-    mv = back.to_model_views()  # the tracker's type, same arrays
-    assert mv.nearest(_camera_looking_along(views.directions[17], views.centre, 0.5)) == 17
     (tmp_path / "bad.npz").write_bytes(b"not a zip")
     with pytest.raises(InputError, match="cannot read"):
         load_viewpoints(tmp_path / "bad.npz")

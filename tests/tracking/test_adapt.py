@@ -196,7 +196,7 @@ def test_good_tracking_line_is_written(tmp_path):
     lost_then_found = record("lost", 0.0, frame=1) + "\n" + record() + "\n"
     poses = write(tmp_path, lost_then_found, "p.jsonl")
     T, rec = observed_pose_from_jsonl(poses, 0.5)
-    assert rec["frame"] == 7 and np.allclose(T[:3, 3], [0.1, 0.0, 0.8])
+    assert rec.frame == 7 and np.allclose(T[:3, 3], [0.1, 0.0, 0.8])
     result, out = run_adapt(tmp_path, poses)
     assert result.exit_code == 0, result.output
     assert "adapted 3 waypoints" in result.stdout and "100.0 mm, 0.00 deg" in result.stdout

@@ -3,13 +3,13 @@
 import numpy as np
 
 from sim2real.core.pose import invert_pose, look_at, make_pose, rpy_deg_to_matrix
+from sim2real.models.viewpoints import build_viewpoints
 from sim2real.sensors.demo_part import machined_bracket
 from sim2real.sensors.presets import get_preset
 from sim2real.sensors.render import DepthRenderer
 from sim2real.sensors.scene import make_scene
 from sim2real.tracking.background import StaticBackground
 from sim2real.tracking.icp import evaluate
-from sim2real.tracking.model_view import build_model_views
 from sim2real.tracking.tracker import Tracker, TrackerConfig
 
 D435 = get_preset("realsense-d435")
@@ -55,7 +55,7 @@ def test_only_what_moved_is_foreground():
 
 
 def test_a_part_mostly_outside_the_image_is_not_trusted_when_found_again():
-    views = build_model_views(BRACKET, 200, 300)
+    views = build_viewpoints(BRACKET, 200, 300)
     centred = T_A
     # slide the part along the camera's x until its centre sits on the image's right border
     z = T_A[2, 3]

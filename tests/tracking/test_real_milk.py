@@ -19,8 +19,8 @@ def test_scanned_carton_is_found_in_the_real_scene_without_an_initial_pose(real_
     assert (sequence.camera.width, sequence.camera.height) == (640, 480)
     run = track_sequence(mesh, sequence, None, TrackerConfig(views=400))
     record = run.records[0]
-    assert record["status"] == "recovered", record["status"]
-    T = np.asarray(record["T_cam_part"])
+    assert record.status == "recovered", record.status
+    T = record.T_cam_part
     # the scan was cut out of this very scene (its points are in the scene camera's frame):
     # its own frame, moved to its bounding-box centre by prepare, is where the carton stands
     T_scan = np.asarray(prepared.source.T_source_part)

@@ -12,7 +12,8 @@ from sim2real.core.camera_io import save_camera
 from sim2real.core.depth_io import write_depth
 from sim2real.core.errors import InputError
 from sim2real.core.pose import make_pose, rpy_deg_to_matrix
-from sim2real.tracking.sequence import load_scene_gt, load_sequence, write_bop_sequence
+from sim2real.tracking.sequence import load_scene_gt, load_sequence
+from sim2real.tracking.sequence_write import write_bop_sequence
 
 CAMERA = CameraIntrinsics(fx=300.0, fy=301.0, cx=159.5, cy=119.5, width=320, height=240)
 

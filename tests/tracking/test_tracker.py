@@ -7,6 +7,7 @@ import trimesh
 from sim2real.core.errors import InputError
 from sim2real.core.mesh_io import validate_mesh
 from sim2real.core.pose import invert_pose, look_at, make_pose, rpy_deg_to_matrix
+from sim2real.models.part import PreparedModel
 from sim2real.sensors.demo_part import machined_bracket
 from sim2real.sensors.presets import get_preset
 from sim2real.sensors.render import DepthRenderer
@@ -122,11 +123,11 @@ def test_real_m3t_frame_never_tracks_a_wrong_pose(real_data):
     mesh = load_mesh(d / "triangle.obj", "m")
     # also with the part's surface returns tuned on this very frame: it then expects few
     # returns, which must not let a patch of them confirm a pose
-    from sim2real.sensors.tune_returns import tune_surface_returns
+    from sim2real.models.tune_returns import tune_surface_returns
 
     tuned = tune_surface_returns(mesh, [depth], camera, [T_ref]).returns
     for returns in (None, tuned):
-        tracker = Tracker(mesh, camera, TrackerConfig(views=200), returns=returns)
+        tracker = Tracker(PreparedModel(mesh, returns=returns), camera, TrackerConfig(views=200))
         rng = np.random.default_rng(1)
         for _ in range(8):
             axis, shift = rng.normal(size=3), rng.normal(size=3)
@@ -146,7 +147,8 @@ def test_a_frame_of_another_size_mid_sequence_is_lost_not_tracked(tmp_path):
     from PIL import Image
 
     from sim2real.tracking.run import track_sequence
-    from sim2real.tracking.sequence import load_sequence, write_bop_sequence
+    from sim2real.tracking.sequence import load_sequence
+    from sim2real.tracking.sequence_write import write_bop_sequence
 
     depth = frame([(BRACKET, T_TRUE)])
     write_bop_sequence(tmp_path / "seq", CAMERA, [depth] * 3, [T_TRUE] * 3)
@@ -155,4 +157,4 @@ def test_a_frame_of_another_size_mid_sequence_is_lost_not_tracked(tmp_path):
     with pytest.warns(UserWarning, match="reported lost"):
         run = track_sequence(BRACKET, sequence, T_TRUE, TrackerConfig(views=300))
     # the odd frame is lost (never tracked); the next good frame must be earned back
-    assert [r["status"] for r in run.records] == ["tracking", "lost", "recovered"]
+    assert [r.status for r in run.records] == ["tracking", "lost", "recovered"]

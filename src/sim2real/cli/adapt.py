@@ -68,7 +68,7 @@ def adapt_cmd(
         except AdaptRefused as refusal:
             typer.echo(f"refused: {refusal.reason}", err=True)
             raise typer.Exit(code=3) from None
-        source = f" (frame {record.get('frame', '?')}, score {record['score']:.3g})"
+        source = f" (frame {record.frame}, score {record.score:.3g})"
     else:
         T_cam_part_observed = parse_pose(observed, rpy_deg=rpy_deg, field="--observed")
 

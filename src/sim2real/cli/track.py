@@ -44,7 +44,7 @@ def synth_cmd(
     """Render a depth sequence of MESH moving in front of a sensor, with ground truth
     (depth/, scene_camera.json, camera.json, scene_gt.json, visible.json, synth.json)."""
     from sim2real.cli.depth import resolve_sensor
-    from sim2real.core.mesh_io import load_mesh
+    from sim2real.models.part import load_part
     from sim2real.tracking.synth import synthesize_sequence
 
     if motion not in MOTION_CHOICES:
@@ -60,7 +60,7 @@ def synth_cmd(
         raise InputError(
             out, "--out", f"already holds a sequence ({len(old)} frames): pass --overwrite"
         )
-    part = load_mesh(mesh, mesh_unit)
+    part = load_part(mesh, mesh_unit).mesh
     intrinsics, noise = resolve_sensor(camera, sensor, profile)
     seq = synthesize_sequence(
         part, motion=motion, frames=frames, seed=seed, profile=noise, camera=intrinsics
@@ -104,22 +104,16 @@ def eval_cmd(
     out: Annotated[Path | None, typer.Option("--out", help="Write the evaluation as JSON.")] = None,
 ) -> None:
     """Score a track against ground truth: ADD / ADD-S, recall and AUC, status honesty."""
-    from sim2real.core.atomic import write_text_atomic
-    from sim2real.core.mesh_io import load_mesh
-    from sim2real.tracking.metrics import evaluate_track, read_poses_jsonl
-    from sim2real.tracking.sequence import load_scene_gt, read_visible
-    from sim2real.tracking.symmetry import parse_symmetry
+    from sim2real.core.atomic import check_writable, write_text_atomic
+    from sim2real.models.part import load_part
+    from sim2real.models.symmetry import parse_symmetry
+    from sim2real.tracking.evaluation import evaluate_track_files
 
-    gt_path = gt / "scene_gt.json" if gt.is_dir() else gt
-    records = read_poses_jsonl(poses)
-    gt_poses = load_scene_gt(gt_path, obj_id)
-    sym = parse_symmetry(symmetry, obj_id=obj_id)
-    part = load_mesh(mesh, mesh_unit)
-    visible_path = visible if visible is not None else gt_path.parent / "visible.json"
-    if visible is not None and not visible.is_file():
-        raise InputError(visible, "--visible", "file not found")
-    fractions = read_visible(visible_path) if visible_path.is_file() else None
-    evaluation = evaluate_track(records, gt_poses, part, sym, visible=fractions)
+    if out is not None:
+        check_writable(out, "--out")
+    part = load_part(mesh, mesh_unit)
+    sym = parse_symmetry(symmetry, obj_id=obj_id) if symmetry is not None else None
+    evaluation = evaluate_track_files(poses, gt, part, sym, obj_id=obj_id, visible=visible)
     if out is not None:
         write_text_atomic(out, evaluation.to_json())
     for line in evaluation.summary_lines():

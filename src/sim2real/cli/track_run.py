@@ -58,78 +58,35 @@ def run_cmd(
     ] = None,
 ) -> None:
     """Track MESH through depth frames; write its pose and status per frame."""
-    from sim2real.core.mesh_io import load_mesh
+    from sim2real.core.atomic import check_writable
     from sim2real.core.pose import parse_pose
-    from sim2real.tracking.run import track_sequence, write_poses_jsonl, write_track_report
+    from sim2real.core.pose_records import write_pose_records
+    from sim2real.models.part import load_part
+    from sim2real.models.symmetry import parse_symmetry
+    from sim2real.tracking.run import track_recording
     from sim2real.tracking.sequence import load_sequence
 
     if out.suffix.lower() != ".jsonl":
         raise InputError(out, "--out", "poses are written as JSON lines: use a .jsonl name")
-    part = load_mesh(mesh, mesh_unit)
+    check_writable(out, "--out")
+    if report is not None:
+        check_writable(report, "--report", folder=True)
+    part = load_part(mesh, mesh_unit)
+    given_symmetry = parse_symmetry(symmetry) if symmetry is not None else None
     source = frames[0] if len(frames) == 1 and frames[0].is_dir() else list(frames)
     sequence = load_sequence(source, camera, encoding=encoding)
-    if max(part.extent_m) > 2.0:
-        raise InputError(
-            mesh,
-            "size",
-            f"the part is {max(part.extent_m):.1f} m across: much larger than a tracked part (check --mesh-unit)",
-        )
     T_init = (
         None
         if init.strip().lower() == "auto"
         else parse_pose(init, rpy_deg=rpy_deg, field="--init")
     )
-    returns = views = None
-    if mesh.is_dir():  # a prepared model: its viewpoint model and, if tuned, surface returns
-        from sim2real.models.model_dir import load_prepared_model
-        from sim2real.models.tune import load_returns
-
-        prepared = load_prepared_model(mesh)
-        if prepared.config.views is not None:
-            views = prepared.views().to_model_views()
-        returns = load_returns(mesh)
-        if returns is not None:
-            typer.echo(f"using the tuned surface returns of {mesh}")
-    run = track_sequence(part, sequence, T_init, returns=returns, views=views)
-    write_poses_jsonl(out, run.records)
-    counts = {
-        s: sum(r["status"] == s for r in run.records) for s in ("tracking", "recovered", "lost")
-    }
-    ms = sorted(r["ms"] for r in run.records)
-    typer.echo(
-        f"wrote {out}: {len(run.records)} frames, "
-        + ", ".join(f"{k} {v}" for k, v in counts.items())
-        + f", median {ms[len(ms) // 2]:.1f} ms/frame"
-    )
-    found = [i for i, r in enumerate(run.records) if r["status"] != "lost"]
-    if found:  # how well the model explains the last frame it was found in
-        import numpy as np
-
-        from sim2real.tracking.run import part_residual
-
-        i = found[-1]
-        res = part_residual(
-            part, sequence.camera, sequence.read(i), np.asarray(run.records[i]["T_cam_part"])
-        )
-        typer.echo(
-            f"  residual on the part's pixels (frame {run.records[i]['frame']}): median "
-            f"|measured - model| {res.median_abs_mm:.2f} mm over {res.pixels} of its "
-            f"{res.part_pixels} pixels; {100 * res.within_share:.1f} % within 1 cm, "
-            f"RMS {res.within_rms_mm:.2f} mm there"
-        )
-    evaluation = None
-    if sequence.gt:
-        from sim2real.tracking.metrics import evaluate_track
-        from sim2real.tracking.symmetry import parse_symmetry
-
-        evaluation = evaluate_track(
-            run.records,
-            sequence.gt,
-            part,
-            parse_symmetry(symmetry),
-            visible=getattr(sequence, "visible", None),
-        )
-        for line in evaluation.summary_lines():
-            typer.echo(f"  {line}")
+    result = track_recording(part, sequence, T_init, symmetry=given_symmetry)
+    write_pose_records(out, result.run.records)
+    lines = result.summary_lines()
+    typer.echo(f"wrote {out}: {lines[0]}")
+    for line in lines[1:]:
+        typer.echo(f"  {line}")
     if report is not None:
-        typer.echo(f"report: {write_track_report(report, run, sequence, evaluation)}")
+        from sim2real.tracking.report import write_track_report
+
+        typer.echo(f"report: {write_track_report(report, result.run, sequence, result.evaluation)}")

@@ -11,6 +11,8 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+from sim2real.core.errors import InputError
+
 
 @contextlib.contextmanager
 def atomic_path(target: str | Path) -> Iterator[Path]:
@@ -37,3 +39,24 @@ def write_text_atomic(target: str | Path, text: str) -> None:
 def write_bytes_atomic(target: str | Path, data: bytes) -> None:
     with atomic_path(target) as tmp:
         tmp.write_bytes(data)
+
+
+def check_writable(target: str | Path, field: str | None = None, *, folder: bool = False) -> None:
+    """Fail early, before any work, when ``target`` cannot be written: InputError naming it and
+    its option ``field`` (an existing folder where a file goes or the reverse, a path under a
+    file, a folder without write permission). Creates nothing."""
+    target = Path(target)
+    if target.exists():
+        if folder and not target.is_dir():
+            raise InputError(target, field, "exists and is not a folder")
+        if not folder and target.is_dir():
+            raise InputError(target, field, "is an existing folder, not a file")
+    parent = target if folder and target.is_dir() else target.parent
+    while not parent.exists():  # the nearest existing ancestor must be a writable folder
+        parent = parent.parent
+    if not parent.is_dir():
+        raise InputError(target, field, f"cannot be created: {parent} is a file")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise InputError(target, field, f"cannot be written: no write permission in {parent}")
+    if target.exists() and not folder and not os.access(target, os.W_OK):
+        raise InputError(target, field, "cannot be written: the file is read-only")

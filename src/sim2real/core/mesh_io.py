@@ -90,9 +90,8 @@ def _check_unit(mesh: Mesh, unit: MeshUnit, source: Path) -> Mesh:
 
 
 def load_mesh(path: str | Path, unit: MeshUnit = "auto") -> Mesh:
-    """Read a triangle mesh (OBJ, STL, PLY, OFF, GLB...) with trimesh and convert it to metres.
-    A prepared model folder (``sim2real model prepare``: ``model.yaml`` + ``mesh.ply``) gives its
-    cleaned mesh, in metres by construction.
+    """Read a triangle mesh file (OBJ, STL, PLY, OFF, GLB...) with trimesh and convert it to
+    metres. A prepared model folder is read by ``sim2real.models.part.load_part``.
 
     ``unit='auto'`` reads metres unless the bounding box is larger than 5 units, in which case
     it reads millimetres and warns (``UnitWarning``). Raises ``InputError`` for a missing,
@@ -102,7 +101,7 @@ def load_mesh(path: str | Path, unit: MeshUnit = "auto") -> Mesh:
     if unit not in ("auto", *UNIT_TO_M):
         raise InputError(path, "mesh_unit", f"unknown unit '{unit}'; choose auto, m, cm or mm")
     if path.is_dir():
-        return _load_model_dir(path, unit)
+        raise InputError(path, None, "is a folder, not a mesh file")
     import trimesh
 
     if not path.is_file():
@@ -115,16 +114,3 @@ def load_mesh(path: str | Path, unit: MeshUnit = "auto") -> Mesh:
     faces = np.asarray(getattr(loaded, "faces", np.empty((0, 3))))
     mesh = validate_mesh(vertices, faces.reshape(-1, 3) if faces.size else faces, path, path.stem)
     return _check_unit(mesh, unit, path)
-
-
-def _load_model_dir(path: Path, unit: MeshUnit) -> Mesh:
-    """The mesh of a prepared MODEL_DIR (always metres)."""
-    if unit not in ("auto", "m"):
-        raise InputError(
-            path, "mesh_unit", f"a prepared model is in metres; drop the unit '{unit}'"
-        )
-    from sim2real.models.model_dir import MODEL_YAML, load_prepared_model
-
-    if not (path / MODEL_YAML).is_file():
-        raise InputError(path, None, f"a folder without {MODEL_YAML}: not a prepared model")
-    return load_prepared_model(path).mesh

@@ -1,10 +1,11 @@
 """A prepared model on disk: ``MODEL_DIR/mesh.ply`` (metres, cleaned), ``MODEL_DIR/model.yaml``
 (where it came from, units, size, symmetry, what the cleaning changed) and
 ``MODEL_DIR/viewpoints.npz`` (the sparse viewpoint model).
+``sim2real.models.part.load_prepared_model`` reads one back as a ``PreparedModel``.
 
 ``model.yaml`` carries the symmetry twice: as BOP's ``symmetries_discrete`` /
 ``symmetries_continuous`` (millimetres) at the top level, so
-``sim2real.tracking.symmetry.parse_symmetry("MODEL_DIR/model.yaml")`` reads it back, and under
+``sim2real.models.symmetry.parse_symmetry("MODEL_DIR/model.yaml")`` reads it back, and under
 ``symmetry`` with its text form, confidence and origin (detected or given by the user).
 """
 
@@ -13,7 +14,6 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -21,7 +21,6 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from sim2real.core.errors import InputError
-from sim2real.core.mesh_io import Mesh
 
 MODEL_YAML = "model.yaml"
 MESH_FILE = "mesh.ply"
@@ -118,29 +117,6 @@ class ModelConfig(_Strict):
     )
 
 
-@dataclass
-class PreparedModel:
-    """A MODEL_DIR read back: its config, its mesh (metres) and, on demand, its viewpoints."""
-
-    folder: Path
-    config: ModelConfig
-    mesh: Mesh
-
-    def views(self):
-        """The ``ViewpointModel`` stored with the model (raises InputError if absent)."""
-        from sim2real.models.viewpoints import load_viewpoints
-
-        if self.config.views is None:
-            raise InputError(self.folder, "views", "this model has no viewpoint model")
-        return load_viewpoints(self.folder / self.config.views.file)
-
-    def symmetry(self):
-        """The part's ``Symmetry`` (tracking.symmetry), from model.yaml."""
-        from sim2real.tracking.symmetry import load_symmetry_file
-
-        return load_symmetry_file(self.folder / MODEL_YAML)
-
-
 def is_model_dir(path: str | Path) -> bool:
     path = Path(path)
     return path.is_dir() and (path / MODEL_YAML).is_file()
@@ -165,24 +141,6 @@ def read_model_config(folder: str | Path) -> ModelConfig:
         err = exc.errors()[0]
         where = ".".join(str(p) for p in err["loc"])
         raise InputError(file, where, err["msg"]) from exc
-
-
-def load_prepared_model(folder: str | Path) -> PreparedModel:
-    """Read MODEL_DIR (config and mesh); InputError when something is missing or malformed."""
-    from sim2real.core.mesh_io import load_mesh
-
-    folder = Path(folder)
-    config = read_model_config(folder)
-    mesh = load_mesh(folder / config.mesh, "m")
-    mesh = Mesh(mesh.vertices, mesh.faces, config.name, str(folder))
-    return PreparedModel(folder, config, mesh)
-
-
-def resolve_mesh(path_or_dir: str | Path, unit: str = "auto") -> Mesh:
-    """The mesh of a MODEL_DIR (metres) or of a mesh file (``load_mesh`` with ``unit``)."""
-    from sim2real.core.mesh_io import load_mesh
-
-    return load_mesh(path_or_dir, unit)  # load_mesh itself accepts a MODEL_DIR
 
 
 def write_model_dir(out: str | Path, writer, overwrite: bool = False) -> Path:

@@ -51,7 +51,7 @@ class PrepareConfig(BaseModel):
     )
     remove_internal: bool = Field(True, description="drop faces no outside viewpoint sees")
     symmetry: str = Field(
-        "auto", description="auto (detect) or a --symmetry text / BOP file (tracking.symmetry)"
+        "auto", description="auto (detect) or a --symmetry text / BOP file (models.symmetry)"
     )
     scan_method: Literal["poisson", "bpa"] = Field("poisson", description="scan meshing")
     density_quantile: float = Field(
@@ -196,7 +196,7 @@ def prepare_model(
     """Import ``path`` (CAD, mesh or scan), clean it, decimate it, detect its symmetry and
     build its viewpoint model. Raises ``InputError`` for bad input; every automatic repair is
     listed in ``result.cleaning.repairs``."""
-    from sim2real.tracking.symmetry import parse_symmetry
+    from sim2real.models.symmetry import parse_symmetry
 
     config = config or PrepareConfig()
     path = Path(path)

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from sim2real.models.decimate import surface_samples
+from sim2real.models.symmetry import NO_SYMMETRY, Symmetry, rotation_about
 from sim2real.models.viewpoints import fibonacci_sphere
-from sim2real.tracking.symmetry import NO_SYMMETRY, Symmetry, rotation_about
 
 CONTINUOUS_TEST_DEG = (29.0, 73.0, 137.0, 211.0)
 MAX_ORDER = 12

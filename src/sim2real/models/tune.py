@@ -1,6 +1,6 @@
 """``sim2real model tune``: a prepared model tuned with real frames of the part at known poses.
 
-The surface returns (``sensors.tune_returns``) are stored beside the model (``returns.npz``,
+The surface returns (``models.tune_returns``) are stored beside the model (``returns.npz``,
 with a summary in ``tuning.yaml``); the tracker and the renderer pick them up from the
 MODEL_DIR. The result also says how much better the tuned model predicts the real frames'
 valid pixels on the part than the untuned one (same frames: in-sample).
@@ -17,8 +17,8 @@ import yaml
 from sim2real.core.atomic import write_text_atomic
 from sim2real.core.camera import CameraIntrinsics
 from sim2real.core.mesh_io import Mesh
+from sim2real.models.tune_returns import TuneResult, tune_surface_returns, valid_pixel_agreement
 from sim2real.sensors.surface_returns import RETURNS_FILE, SurfaceReturns
-from sim2real.sensors.tune_returns import TuneResult, tune_surface_returns, valid_pixel_agreement
 
 TUNING_FILE = "tuning.yaml"
 AGREEMENT_SEEDS = 4
@@ -131,7 +131,8 @@ def tune_model_dir(
     pose count that differs from the frame count, or frames of another size."""
     from sim2real.core.errors import InputError
     from sim2real.core.pose import invert_pose, parse_pose
-    from sim2real.models.model_dir import is_model_dir, load_prepared_model
+    from sim2real.models.model_dir import is_model_dir
+    from sim2real.models.part import load_prepared_model
     from sim2real.sensors.real_frame import load_real_frame
 
     model_dir = Path(model_dir)
@@ -158,10 +159,3 @@ def write_tuning(model_dir: str | Path, result: ModelTuneResult) -> None:
     model_dir = Path(model_dir)
     result.returns.save(model_dir / RETURNS_FILE)
     write_text_atomic(model_dir / TUNING_FILE, yaml.safe_dump(result.summary(), sort_keys=False))
-
-
-def load_returns(model_dir: str | Path) -> SurfaceReturns | None:
-    """The tuned surface returns of a MODEL_DIR, or None when it has not been tuned (or when
-    ``model_dir`` is a mesh file)."""
-    path = Path(model_dir) / RETURNS_FILE
-    return SurfaceReturns.load(path) if path.is_file() else None

@@ -7,7 +7,8 @@ predicted viewing direction instead of rendering every frame.
 Each view is an orthographic ray bundle (``grid`` x ``grid`` rays over a square of side
 ``diameter``, from beyond the part toward its centre; the corners outside the part's bounding
 sphere are not cast); the first hits are the visible surface.
-Same fields as ``sim2real.tracking.model_view.ModelViews``, which ``to_model_views`` returns.
+The tracker aligns the points of the nearest view to each frame; a tuned model adds each
+point's chance of a depth return (``with_returns``).
 """
 
 from __future__ import annotations
@@ -71,6 +72,9 @@ class ViewpointModel:
     """Twice the largest distance from ``centre`` to a vertex [m] (the bundle's side)."""
     grid: int
     build_s: float = 0.0
+    weights: np.ndarray | None = None
+    """(V, P) float32 chance that the sensor returns depth at each point (tuned surface
+    returns); None = every point is expected to return."""
 
     def __len__(self) -> int:
         return len(self.directions)
@@ -85,20 +89,12 @@ class ViewpointModel:
         R, t = T_cam_part[:3, :3], T_cam_part[:3, 3]
         return self.nearest_direction(-R.T @ t - self.centre)
 
-    def to_model_views(self):
-        """The same data as the tracker's ``ModelViews``."""
-        from sim2real.tracking.model_view import ModelViews
-
-        as32 = lambda a: np.asarray(a, np.float32)  # noqa: E731 (stored normals are float16)
-        return ModelViews(
-            self.directions,
-            as32(self.points),
-            as32(self.normals),
-            self.centre,
-            self.diameter_m,
-            as32(self.contour_points),
-            as32(self.contour_outward),
-        )
+    def with_returns(self, returns) -> ViewpointModel:
+        """These views with each point's chance of a return from ``SurfaceReturns`` (a tuned
+        model); sets and returns ``self``."""
+        p = returns.probability_at_points(self.points.reshape(-1, 3).astype(np.float64))
+        self.weights = p.reshape(self.points.shape[:2]).astype(np.float32)
+        return self
 
 
 def _contours(hit: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

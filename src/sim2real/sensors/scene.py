@@ -11,6 +11,7 @@ A scene YAML lists the same (paths relative to the YAML file)::
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,7 +21,7 @@ import yaml
 from sim2real.core.errors import InputError
 from sim2real.core.mesh_io import Mesh, load_mesh
 from sim2real.core.pose import make_pose, parse_pose
-from sim2real.sensors.surface_returns import RETURNS_FILE, SurfaceReturns
+from sim2real.sensors.surface_returns import SurfaceReturns
 
 PLANE_SIZE_PER_DIAMETER = 20.0  # a table large enough to fill the view behind a part
 
@@ -76,35 +77,41 @@ def plane_under(obj: SceneObject) -> GroundPlane:
     return GroundPlane(T_cam_plane=obj.T_cam_obj @ T_part_plane, size_m=size)
 
 
-def tuned_returns(mesh: Mesh) -> SurfaceReturns | None:
-    """The tuned surface returns of a mesh read from a prepared MODEL_DIR that has been tuned
-    (``sim2real model tune``), so every renderer input that takes a MODEL_DIR uses them."""
-    folder = Path(mesh.path) if mesh.path else None
-    if folder is None or not folder.is_dir() or not (folder / RETURNS_FILE).is_file():
-        return None
-    return SurfaceReturns.load(folder / RETURNS_FILE)
-
-
 def make_scene(
-    meshes: list[Mesh], poses: list[np.ndarray], plane: bool | GroundPlane = False
+    meshes: list[Mesh],
+    poses: list[np.ndarray],
+    plane: bool | GroundPlane = False,
+    returns: list[SurfaceReturns | None] | None = None,
 ) -> Scene:
-    """Pair meshes with poses (one each); ``plane=True`` adds a table under the first part."""
+    """Pair meshes with poses (one each); ``plane=True`` adds a table under the first part;
+    ``returns``: per mesh, its tuned surface returns (``sim2real model tune``) or None."""
     if len(meshes) != len(poses):
         raise InputError(
             None, "--pose", f"{len(meshes)} meshes but {len(poses)} poses: give one pose per mesh"
         )
     if not meshes:
         raise InputError(None, "MESH", "no mesh to render")
+    returns = returns if returns is not None else [None] * len(meshes)
     objects = [
-        SceneObject(m, np.asarray(T, dtype=np.float64), returns=tuned_returns(m))
-        for m, T in zip(meshes, poses, strict=True)
+        SceneObject(m, np.asarray(T, dtype=np.float64), returns=r)
+        for m, T, r in zip(meshes, poses, returns, strict=True)
     ]
     ground = plane_under(objects[0]) if plane is True else (plane or None)
     return Scene(objects=objects, plane=ground, names=[m.name for m in meshes])
 
 
-def load_scene_yaml(path: str | Path) -> Scene:
-    """Read a scene YAML (see the module doc); paths are relative to the YAML's folder."""
+def read_mesh_file(path: Path, unit: str) -> tuple[Mesh, SurfaceReturns | None]:
+    """A mesh file (no tuned returns): the default part reader of ``load_scene_yaml``."""
+    return load_mesh(path, unit), None
+
+
+def load_scene_yaml(
+    path: str | Path,
+    read_part: Callable[[Path, str], tuple[Mesh, SurfaceReturns | None]] = read_mesh_file,
+) -> Scene:
+    """Read a scene YAML (see the module doc); paths are relative to the YAML's folder.
+    ``read_part(path, unit)`` reads each object's mesh and its tuned returns (the CLI passes
+    one that also reads prepared MODEL_DIRs)."""
     path = Path(path)
     try:
         data = yaml.safe_load(path.read_text())
@@ -121,7 +128,7 @@ def load_scene_yaml(path: str | Path) -> Scene:
     unknown = set(data) - {"objects", "plane"}
     if unknown:
         raise InputError(path, sorted(unknown)[0], "unknown field; expected objects, plane")
-    meshes, poses = [], []
+    meshes, poses, returns = [], [], []
     for i, item in enumerate(data["objects"]):
         where = f"objects[{i}]"
         if not isinstance(item, dict) or "mesh" not in item or "pose" not in item:
@@ -134,7 +141,9 @@ def load_scene_yaml(path: str | Path) -> Scene:
                 "unknown field; expected mesh, pose, mesh_unit, rpy_deg",
             )
         mesh_path = (path.parent / str(item["mesh"])).resolve()
-        meshes.append(load_mesh(mesh_path, item.get("mesh_unit", "auto")))
+        mesh, tuned = read_part(mesh_path, item.get("mesh_unit", "auto"))
+        meshes.append(mesh)
+        returns.append(tuned)
         pose_value = item["pose"]
         if isinstance(pose_value, list):
             pose_value = " ".join(
@@ -150,7 +159,7 @@ def load_scene_yaml(path: str | Path) -> Scene:
         except InputError as exc:
             raise InputError(path, f"{where}.pose", exc.message) from exc
     plane_spec = data.get("plane", False)
-    scene = make_scene(meshes, poses, plane=plane_spec is True)
+    scene = make_scene(meshes, poses, plane=plane_spec is True, returns=returns)
     if isinstance(plane_spec, dict):
         try:
             T = parse_pose(str(plane_spec["pose"]))

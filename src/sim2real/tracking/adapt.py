@@ -27,7 +27,6 @@ order; any other column is passed through verbatim.
 from __future__ import annotations
 
 import csv
-import json
 import math
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -37,7 +36,7 @@ import numpy as np
 from sim2real.core.atomic import atomic_path
 from sim2real.core.errors import InputError
 from sim2real.core.pose import check_rigid, invert_pose, make_pose, quat_to_matrix
-from sim2real.tracking.metrics import STATUSES as TRACK_STATUSES
+from sim2real.core.pose_records import PoseRecord, last_pose_record
 
 POSE_COLUMNS = ("x", "y", "z", "qx", "qy", "qz", "qw")
 """Required trajectory columns: position [m] and unit quaternion (scalar last), base frame."""
@@ -208,60 +207,31 @@ def adapt_trajectory(
     return replace(traj, position_m=adapted[:, :3, 3].copy(), quat_xyzw=quat.reshape(-1, 4))
 
 
-def observed_pose_from_jsonl(path: str | Path, min_score: float) -> tuple[np.ndarray, dict]:
-    """``(T_cam_part, record)`` of the LAST record of a tracker's ``poses.jsonl`` (one JSON
-    object per line: ``{"frame", "status", "score", "T_cam_part": 4x4, "ms"}``).
+def observed_pose_from_jsonl(path: str | Path, min_score: float) -> tuple[np.ndarray, PoseRecord]:
+    """``(T_cam_part, record)`` of the LAST record of a tracker's ``poses.jsonl``
+    (``core.pose_records``).
 
     Raises ``AdaptRefused`` when that record's status is not ``tracking`` (``lost`` and
     ``recovered`` are refused) or its score is below ``min_score``. Raises ``InputError``
-    naming the line for malformed JSON, an unknown status, a missing or non-finite score or
-    a missing or non-rigid ``T_cam_part`` (checked only when the record would be used).
-    Only the last non-blank line is read: a half-written line from a live tracker is an
-    error, never a pose.
+    naming the line for a malformed record or one without a score. Only the last non-blank
+    line is read: a half-written line from a live tracker is an error, never a pose.
     """
-    path = Path(path)
     if not math.isfinite(min_score):
         raise InputError(None, "min_score", f"must be a finite number, got {min_score!r}")
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(path, None, f"cannot read poses ({exc})") from exc
-    numbered = [(n, line) for n, line in enumerate(lines, start=1) if line.strip()]
-    if not numbered:
-        raise InputError(path, None, "no pose records: the file is empty")
-    n, line = numbered[-1]
-    where = f"line {n}"
-    try:
-        record = json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise InputError(path, where, f"not valid JSON ({exc.msg}, column {exc.colno})") from exc
-    if not isinstance(record, dict):
-        raise InputError(path, where, "expected a JSON object with status, score and T_cam_part")
-    status = record.get("status")
-    if status not in TRACK_STATUSES:
-        raise InputError(
-            path, f"{where}, status", f"expected one of {', '.join(TRACK_STATUSES)}, got {status!r}"
-        )
-    frame = record.get("frame", "?")
-    if status != "tracking":
+    record, line = last_pose_record(path)
+    if record.status != "tracking":
         raise AdaptRefused(
-            f"the last frame ({frame}) of {path} has status '{status}', not 'tracking'"
+            f"the last frame ({record.frame}) of {path} has status '{record.status}', "
+            "not 'tracking'"
         )
-    score = record.get("score")
-    if isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score):
-        raise InputError(path, f"{where}, score", f"expected a finite number, got {score!r}")
-    if score < min_score:
+    if record.score is None:
+        raise InputError(path, f"line {line}, score", "missing: needed to decide whether to adapt")
+    if record.score < min_score:
         raise AdaptRefused(
-            f"the last frame ({frame}) of {path} has score {score:.3g}, below the threshold "
-            f"{min_score:g}"
+            f"the last frame ({record.frame}) of {path} has score {record.score:.3g}, below the "
+            f"threshold {min_score:g}"
         )
-    if "T_cam_part" not in record:
-        raise InputError(path, f"{where}, T_cam_part", "missing")
-    try:
-        T = np.asarray(record["T_cam_part"], dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise InputError(path, f"{where}, T_cam_part", f"not a numeric 4x4 matrix ({exc})") from exc
-    return check_rigid(T, path, f"{where}, T_cam_part"), record
+    return record.T_cam_part, record
 
 
 def _format_float(v: float) -> str:

@@ -1,14 +1,138 @@
-"""Finding a part anywhere in a frame: FPFH features and RANSAC (Open3D), the model's
-surface against the frame's points, optionally only around where it was last seen."""
+"""Finding a lost part again: where to search (around where it was last seen, what moved in
+front of the static background, the whole frame), global registration there (FPFH features and
+RANSAC, Open3D: ``GlobalSearch``), and which re-found pose to trust (``trusted_recovery``)."""
 
 from __future__ import annotations
+
+from collections.abc import Callable, Iterator
 
 import numpy as np
 
 from sim2real.core.camera import CameraIntrinsics
 from sim2real.core.mesh_io import Mesh
+from sim2real.models.viewpoints import ViewpointModel
+from sim2real.tracking.background import StaticBackground
+from sim2real.tracking.config import TrackerConfig
+from sim2real.tracking.icp import Alignment
 
 MAX_SCENE_POINTS = 20_000
+NEAR_SEARCH_FRAMES = 3
+"""With a static camera, the region where the part was last seen is searched only this many lost
+frames; after that the part may be anywhere, and the foreground covers it."""
+STILL_SHARE = 0.5
+"""A re-found pose with less than this share of its points on what moved is on still things."""
+FOREGROUND_TRIES = 6
+"""RANSAC runs on the foreground: it is small (only what moved), so more draws are cheap."""
+
+
+def trusted_recovery(a: Alignment, cfg: TrackerConfig, in_image: bool = True) -> bool:
+    """A pose found again (not followed) must pass the stricter bars (``in_image=False``: all
+    but the share of the part inside the image)."""
+    return (
+        a.score >= cfg.recover_score
+        and a.outline >= cfg.recover_outline
+        and a.support >= cfg.recover_support
+        and (not in_image or a.in_image >= cfg.recover_in_image)
+    )
+
+
+def recovery_rank(a: Alignment, cfg: TrackerConfig) -> float:
+    """Re-found candidates whose outline is no edge in the frame rank below all others."""
+    return a.score - (0.0 if a.outline >= cfg.recover_outline else 1.0)
+
+
+class LostSearch:
+    """The tracker's search for a part it has lost, over the regions of ``regions`` (cheapest
+    first), each candidate aligned by the tracker's own ICP (``align``, ``align_nearest``)."""
+
+    def __init__(
+        self,
+        mesh: Mesh,
+        views: ViewpointModel,
+        camera: CameraIntrinsics,
+        config: TrackerConfig,
+        background: StaticBackground | None,
+    ):
+        self.views = views
+        self.camera = camera
+        self.config = config
+        self.background = background
+        self.search = GlobalSearch(mesh, config.search_voxel_m)
+
+    def regions(
+        self, depth: np.ndarray, last_T: np.ndarray | None, lost_frames: int
+    ) -> Iterator[tuple[np.ndarray, int]]:
+        """(points, RANSAC tries) to search, cheapest first: around where the part was last seen
+        (only just after losing it, when the camera is static), what stands in front of the
+        static background (a small set: more tries), and, not on every lost frame, everything."""
+        frame_points = None
+        diameter = self.views.diameter_m
+        static = self.background is not None and self.background.frames > 0
+        if last_T is not None and (not static or lost_frames < NEAR_SEARCH_FRAMES):
+            frame_points = self.camera.backproject(depth)
+            near = np.linalg.norm(frame_points - last_T[:3, 3], axis=1) < 1.5 * diameter
+            yield frame_points[near], 2
+        if static:
+            yield self.background.points_around_foreground(depth, 0.25 * diameter), FOREGROUND_TRIES
+            if lost_frames % self.config.full_search_every != 0:
+                return
+        # the very first search (no pose yet, e.g. --init auto) has no prior to fall back on:
+        # more draws, so a near-symmetric wrong match does not come alone
+        first = last_T is None and not static
+        everything = frame_points if frame_points is not None else self.camera.backproject(depth)
+        yield everything, FOREGROUND_TRIES if first else 2
+
+    def on_still_background(
+        self, moved_mask: np.ndarray | None, last_T: np.ndarray | None, a: Alignment
+    ) -> bool:
+        """Whether a re-found pose, away from where the part was last seen, lies mostly on
+        what has stood still since the camera started (a distractor box): the part has been
+        seen elsewhere and has moved, so it cannot be there (with a static camera only).
+        ``moved_mask``: the frame's ``StaticBackground.foreground_mask`` (None: no check)."""
+        if moved_mask is None or last_T is None:
+            return False
+        T = a.T_cam_part
+        if np.linalg.norm(T[:3, 3] - last_T[:3, 3]) < self.views.diameter_m:
+            return False
+        k = self.views.nearest(T)
+        p = self.views.points[k] @ T[:3, :3].T + T[:3, 3]
+        p = p[p[:, 2] > 1e-6]
+        cam, stride = self.camera, self.background.stride
+        u = np.rint(cam.fx * p[:, 0] / p[:, 2] + cam.cx).astype(np.int64)
+        v = np.rint(cam.fy * p[:, 1] / p[:, 2] + cam.cy).astype(np.int64)
+        inside = (u >= 0) & (u < cam.width) & (v >= 0) & (v < cam.height)
+        if not inside.any():
+            return False
+        moved = moved_mask[v[inside] // stride, u[inside] // stride]
+        return float(moved.mean()) < STILL_SHARE
+
+    def find(
+        self,
+        depth: np.ndarray,
+        last_T: np.ndarray | None,
+        lost_frames: int,
+        align: Callable[[np.ndarray, np.ndarray], Alignment],
+        align_nearest: Callable[[np.ndarray, np.ndarray], np.ndarray],
+    ) -> Alignment | None:
+        """The best re-found pose (trusted ones end the search), or None. ``align(depth, T)``:
+        the tracker's scored ICP from T; ``align_nearest(depth, T)``: its wider-capture start."""
+        cfg = self.config
+        static = self.background is not None and self.background.frames > 0
+        moved_mask = self.background.foreground_mask(depth) if static else None  # once a frame
+        best = None
+        for points, tries in self.regions(depth, last_T, lost_frames):
+            for T in self.search.candidates_in(points, tries):
+                a = align(depth, T)
+                if a.score < cfg.recover_score:  # a near miss: widen the capture
+                    wide = align(depth, align_nearest(depth, T))
+                    a = wide if recovery_rank(wide, cfg) > recovery_rank(a, cfg) else a
+                if self.on_still_background(moved_mask, last_T, a):
+                    continue
+                if best is None or recovery_rank(a, cfg) > recovery_rank(best, cfg):
+                    best = a
+            if best is not None and trusted_recovery(best, cfg):
+                return best
+        return best
 
 
 class GlobalSearch:

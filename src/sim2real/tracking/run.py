@@ -2,41 +2,40 @@
 
 from __future__ import annotations
 
-import json
 import warnings
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
-from sim2real.core.atomic import write_text_atomic
 from sim2real.core.errors import InputError
 from sim2real.core.mesh_io import Mesh
-from sim2real.tracking.tracker import Tracker, TrackerConfig
+from sim2real.core.pose_records import PoseRecord
+from sim2real.models.part import PreparedModel
+from sim2real.models.symmetry import Symmetry
+from sim2real.tracking.config import TrackerConfig
+from sim2real.tracking.evaluation import TrackEvaluation, evaluate_track
+from sim2real.tracking.tracker import Tracker
 
 
 @dataclass
 class TrackRun:
-    records: list[dict]
-    """One per frame: frame, status, score, T_cam_part (4x4), ms."""
+    records: list[PoseRecord]
+    """One per frame (``poses.jsonl``)."""
     tracker: Tracker
 
 
 def track_sequence(
-    mesh: Mesh,
+    part: PreparedModel | Mesh,
     sequence,
     init: np.ndarray | None,
     config: TrackerConfig | None = None,
     progress=None,
-    returns=None,
-    views=None,
 ) -> TrackRun:
     """Run the tracker over every frame of ``sequence`` (``sim2real.tracking.sequence.Sequence``).
     ``init``: the part's pose in the first frame, or None to search for it. A frame that cannot
     be read as the camera's size is reported ``lost`` (with a warning), never tracked.
-    ``returns``, ``views``: the part's tuned ``SurfaceReturns`` and stored ``ModelViews``, if
-    any (a prepared MODEL_DIR's)."""
-    tracker = Tracker(mesh, sequence.camera, config, returns, views)
+    ``part``: a ``PreparedModel`` (its stored views and tuned returns are used) or a mesh."""
+    tracker = Tracker(part, sequence.camera, config)
     tracker.initialize(init)
     records = []
     for i, frame_id in enumerate(sequence.frame_ids):
@@ -46,13 +45,7 @@ def track_sequence(
             warnings.warn(f"frame {frame_id}: {err}; reported lost", stacklevel=2)
             tracker.status, tracker.velocity = "lost", np.eye(4)
             records.append(
-                {
-                    "frame": int(frame_id),
-                    "status": "lost",
-                    "score": 0.0,
-                    "T_cam_part": (tracker.T if tracker.T is not None else np.eye(4)).tolist(),
-                    "ms": 0.0,
-                }
+                PoseRecord(frame=int(frame_id), status="lost", score=0.0, T_cam_part=tracker.T)
             )
             continue
         records.append(tracker.update(depth).record(int(frame_id)))
@@ -106,97 +99,77 @@ def part_residual(
     )
 
 
-def write_poses_jsonl(path: str | Path, records: list[dict]) -> None:
-    write_text_atomic(path, "".join(json.dumps(r) + "\n" for r in records))
+@dataclass
+class RecordingTrack:
+    """What ``track_recording`` did: the run, what it ran on, how well the model explains the
+    last frame the part was found in, and the evaluation when the sequence has ground truth."""
 
+    run: TrackRun
+    part: PreparedModel
+    sequence: object
+    """The ``tracking.sequence.Sequence`` tracked."""
+    residual: PartResidual | None = None
+    residual_frame: int | None = None
+    evaluation: TrackEvaluation | None = None
 
-def project_model(tracker: Tracker, T: np.ndarray) -> np.ndarray:
-    """(P, 2) pixel positions of the model's visible points at pose ``T``."""
-    k = tracker.views.nearest(T)
-    p = tracker.views.points[k] @ T[:3, :3].T + T[:3, 3]
-    cam = tracker.camera
-    p = p[p[:, 2] > 1e-6]
-    return np.stack(
-        [cam.fx * p[:, 0] / p[:, 2] + cam.cx, cam.fy * p[:, 1] / p[:, 2] + cam.cy], axis=1
-    )
-
-
-def write_track_report(
-    folder: str | Path, run: TrackRun, sequence, evaluation=None, overlays: int = 4
-) -> Path:
-    """``folder/index.html``: score (and error, when ground truth is known) over time, status
-    bands, and the model drawn on a few frames."""
-    from sim2real.core.report import ReportSection, _pyplot, save_figure, write_html_report
-
-    plt = _pyplot()
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    frames = [r["frame"] for r in run.records]
-    colours = {"tracking": "tab:green", "recovered": "tab:blue", "lost": "tab:red"}
-    fig, axes = plt.subplots(
-        2 if evaluation is not None else 1,
-        1,
-        figsize=(10, 5.5 if evaluation is not None else 3),
-        sharex=True,
-        squeeze=False,
-        constrained_layout=True,
-    )
-    ax = axes[0, 0]
-    ax.plot(frames, [r["score"] for r in run.records], color="black", linewidth=1)
-    for r in run.records:
-        ax.axvspan(
-            r["frame"] - 0.5, r["frame"] + 0.5, color=colours[r["status"]], alpha=0.15, linewidth=0
-        )
-    ax.set_ylabel("score")
-    ax.set_title("score per frame; background: green tracking, blue recovered, red lost")
-    if evaluation is not None:
-        err = axes[1, 0]
-        per_frame = evaluation.per_frame
-        xs = sorted(per_frame)
-        err.plot(xs, [1e3 * per_frame[f]["adds_m"] for f in xs], color="tab:purple", label="ADD-S")
-        err.axhline(
-            1e3 * 0.1 * evaluation.diameter_m,
-            color="grey",
-            linestyle="--",
-            label="10 % of the diameter",
-        )
-        err.set_ylabel("error [mm]")
-        err.set_yscale("log")
-        err.legend(fontsize=8)
-    axes[-1, 0].set_xlabel("frame")
-    save_figure(fig, folder / "track.png", dpi=110)
-    images = ["track.png"]
-    picks = np.linspace(0, len(run.records) - 1, min(overlays, len(run.records))).astype(int)
-    fig, axs = plt.subplots(
-        1, len(picks), figsize=(4 * len(picks), 3.4), squeeze=False, constrained_layout=True
-    )
-    for ax, i in zip(axs[0], picks, strict=True):
-        r = run.records[i]
-        depth = sequence.read(i)
-        ax.imshow(np.where(depth > 0, depth, np.nan), cmap="gray")
-        uv = project_model(run.tracker, np.asarray(r["T_cam_part"]))
-        ax.scatter(uv[:, 0], uv[:, 1], s=1, color=colours[r["status"]])
-        ax.set_title(f"frame {r['frame']}: {r['status']} ({r['score']:.2f})", fontsize=9)
-        ax.set_xticks([])
-        ax.set_yticks([])
-    save_figure(fig, folder / "overlays.png", dpi=100)
-    images.append("overlays.png")
-    statuses = {s: sum(r["status"] == s for r in run.records) for s in colours}
-    ms = [r["ms"] for r in run.records if r["ms"] > 0]
-    table = [(k, str(v)) for k, v in statuses.items()] + [
-        ("median ms per frame", f"{np.median(ms):.1f}" if ms else "-")
-    ]
-    if evaluation is not None:
-        table += [
-            (line.split(":")[0], ":".join(line.split(":")[1:]).strip())
-            for line in evaluation.summary_lines()
+    def summary_lines(self) -> list[str]:
+        records = self.run.records
+        counts = {s: sum(r.status == s for r in records) for s in ("tracking", "recovered", "lost")}
+        ms = sorted(r.ms for r in records if r.ms is not None)
+        lines = [
+            f"{len(records)} frames, "
+            + ", ".join(f"{k} {v}" for k, v in counts.items())
+            + (f", median {ms[len(ms) // 2]:.1f} ms/frame" if ms else "")
         ]
-    sections = [
-        ReportSection(
-            "Track",
-            "Score over time (and the error against ground truth when known); the model's points drawn on a few frames in the colour of their status.",
-            images,
-            table,
+        if self.part.returns is not None:
+            lines.append(f"using the tuned surface returns of {self.part.folder}")
+        res = self.residual
+        if res is not None:
+            lines.append(
+                f"residual on the part's pixels (frame {self.residual_frame}): median "
+                f"|measured - model| {res.median_abs_mm:.2f} mm over {res.pixels} of its "
+                f"{res.part_pixels} pixels; {100 * res.within_share:.1f} % within 1 cm, "
+                f"RMS {res.within_rms_mm:.2f} mm there"
+            )
+        if self.evaluation is not None:
+            lines += self.evaluation.summary_lines()
+        return lines
+
+
+def track_recording(
+    part: PreparedModel,
+    sequence,
+    init: np.ndarray | None,
+    *,
+    symmetry: Symmetry | None = None,
+    config: TrackerConfig | None = None,
+) -> RecordingTrack:
+    """Track ``part`` through a recorded ``sequence`` (``tracking.sequence.load_sequence``) from
+    ``init`` (T_cam_part of the first frame, or None to search for it); measure the residual
+    on the last frame it was found in, and evaluate against the sequence's ground truth when it
+    has some (with ``symmetry``, default the part's own)."""
+    if max(part.mesh.extent_m) > 2.0:
+        raise InputError(
+            part.mesh.path or part.name,
+            "size",
+            f"the part is {max(part.mesh.extent_m):.1f} m across: much larger than a tracked "
+            "part (check --mesh-unit)",
         )
-    ]
-    return write_html_report(folder, "sim2real track run", sections)
+    run = track_sequence(part, sequence, init, config)
+    out = RecordingTrack(run, part, sequence)
+    found = [i for i, r in enumerate(run.records) if r.status != "lost"]
+    if found:
+        i = found[-1]
+        out.residual_frame = run.records[i].frame
+        out.residual = part_residual(
+            part.mesh, sequence.camera, sequence.read(i), run.records[i].T_cam_part
+        )
+    if sequence.gt:
+        out.evaluation = evaluate_track(
+            run.records,
+            sequence.gt,
+            part.mesh,
+            symmetry or part.symmetry,
+            visible=getattr(sequence, "visible", None),
+        )
+    return out

@@ -15,98 +15,20 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
 
 from sim2real.core.camera import CameraIntrinsics
 from sim2real.core.errors import InputError
 from sim2real.core.mesh_io import Mesh
-from sim2real.sensors.surface_returns import SurfaceReturns
+from sim2real.core.pose_records import PoseRecord
+from sim2real.models.part import PreparedModel
+from sim2real.models.viewpoints import ViewpointModel
 from sim2real.tracking.background import StaticBackground
+from sim2real.tracking.config import TrackerConfig
 from sim2real.tracking.icp import Alignment, align, align_nearest, evaluate, outline_agreement
-from sim2real.tracking.model_view import ModelViews, build_model_views
+from sim2real.tracking.relocalize import LostSearch, trusted_recovery
 
-NEAR_SEARCH_FRAMES = 3
-"""With a static camera, the region where the part was last seen is searched only this many lost
-frames; after that the part may be anywhere, and the foreground covers it."""
-STILL_SHARE = 0.5
-"""A re-found pose with less than this share of its points on what moved is on still things."""
 LATERAL_STARTS = 3
 """Best-scoring sideways shifts of a missed prediction that ICP is started from."""
-FOREGROUND_TRIES = 6
-"""RANSAC runs on the foreground: it is small (only what moved), so more draws are cheap."""
-
-
-class TrackerConfig(BaseModel):
-    """Thresholds of the tracker. Scores are shares of the visible model points that agree."""
-
-    model_config = ConfigDict(extra="forbid")
-    views: int = Field(800, ge=20, description="precomputed viewpoints around the part")
-    points_per_view: int = Field(400, ge=50, description="model points aligned per frame")
-    track_score: float = Field(0.85, gt=0, le=1, description="score to report tracking")
-    lost_score: float = Field(0.35, ge=0, le=1, description="below it: lost at once")
-    recover_score: float = Field(
-        0.9,
-        gt=0,
-        le=1,
-        description="score to accept a re-found pose (a wrong match elsewhere must not pass)",
-    )
-    gates_m: tuple[float, ...] = Field(
-        (0.03, 0.012, 0.006), description="ICP correspondence gates [m]"
-    )
-    track_outline: float = Field(
-        0.35,
-        ge=0,
-        le=1,
-        description="share of the outline that must be a depth edge to keep tracking",
-    )
-    recover_outline: float = Field(
-        0.45,
-        ge=0,
-        le=1,
-        description="share of a re-found pose's outline that must be a depth edge in the frame "
-        "(a shape matched inside a larger surface, e.g. an L-bracket on a box's corner, scores "
-        "~0.2; but a bracket lying on a table scores ~0.5, its contact being no edge)",
-    )
-    recover_support: float = Field(
-        0.5,
-        ge=0,
-        le=1,
-        description="share of a re-found pose's expected returns (less those an occluder "
-        "explains) that must agree: over a hole in the data, a wrong pose meets few "
-        "contradictions but finds little support",
-    )
-    recover_in_image: float = Field(
-        0.8,
-        gt=0,
-        le=1,
-        description="share of a re-found pose's camera-facing surface that must lie inside the "
-        "image: a part half outside it matches flipped or shifted poses as well as the true one",
-    )
-    track_occluder_m: float = Field(
-        0.012,
-        gt=0,
-        description="while tracking, a surface this much in front of the model is an occluder "
-        "(a gripper or a hand close to the part), not a contradiction; a re-found pose needs a "
-        "clear gap of half the part's diameter (3 to 10 cm)",
-    )
-    inlier_m: float = Field(
-        0.006, gt=0, description="agreeing-return tolerance (at least 1 % of depth) [m]"
-    )
-    search_voxel_m: float | None = Field(
-        None, description="voxel of the global search; None = 3 % of the diameter"
-    )
-    max_speed_m_s: float = Field(3.0, gt=0, description="faster predicted motion is reset [m/s]")
-    static_camera: bool = Field(
-        True,
-        description="the camera does not move: when lost, search first where the frame stands "
-        "in front of the farthest depth seen so far (what moved), then the whole frame",
-    )
-    full_search_every: int = Field(
-        10,
-        ge=1,
-        description="while lost with a static camera, search the whole frame only on every n-th "
-        "lost frame (the foreground is searched on each): bounds the cost of a lost frame",
-    )
 
 
 @dataclass
@@ -117,14 +39,15 @@ class TrackResult:
     ms: float
     details: dict = field(default_factory=dict)
 
-    def record(self, frame: int) -> dict:
-        return {
-            "frame": frame,
-            "status": self.status,
-            "score": round(float(self.score), 4),
-            "T_cam_part": np.round(self.T_cam_part, 7).tolist(),
-            "ms": round(self.ms, 3),
-        }
+    def record(self, frame: int) -> PoseRecord:
+        """This frame's line of ``poses.jsonl``."""
+        return PoseRecord(
+            frame=frame,
+            status=self.status,
+            score=round(float(self.score), 4),
+            T_cam_part=self.T_cam_part,
+            ms=round(self.ms, 3),
+        )
 
 
 class Tracker:
@@ -132,28 +55,26 @@ class Tracker:
 
     def __init__(
         self,
-        mesh: Mesh,
+        part: PreparedModel | Mesh,
         camera: CameraIntrinsics,
         config: TrackerConfig | None = None,
-        returns: SurfaceReturns | None = None,
-        views: ModelViews | None = None,
     ):
-        """``returns``: the part's tuned surface returns (``sim2real model tune``): regions that
-        rarely return depth on the real sensor (dark, shiny) are not expected to, so a part
-        that is mostly such regions can still be confirmed by the rest. ``views``: a stored
-        viewpoint model of ``mesh`` (a prepared MODEL_DIR's), instead of building one."""
-        self.mesh = mesh
+        """``part``: a ``PreparedModel`` (a bare ``Mesh`` is wrapped in one). Its stored
+        viewpoint model is used when it has one (else one is built from the mesh), and its tuned
+        surface returns (``sim2real model tune``) when it has them: regions that rarely return
+        depth on the real sensor (dark, shiny) are not expected to, so a part that is mostly
+        such regions can still be confirmed by the rest."""
+        self.part = part if isinstance(part, PreparedModel) else PreparedModel(part)
+        self.mesh = self.part.mesh
         self.camera = camera
         self.config = config or TrackerConfig()
-        self.views: ModelViews = views or build_model_views(
-            mesh, self.config.views, self.config.points_per_view
+        self.views: ViewpointModel = self.part.viewpoints(
+            self.config.views, self.config.points_per_view
         )
-        if returns is not None:
-            self.views.with_returns(returns)
         # an occluder stands clear of the part; a surface closer to the model than this is a
         # contradiction (the model would be inside it), not an occluder
         self.occluder_m = float(np.clip(0.5 * self.views.diameter_m, 0.03, 0.10))
-        self._search = None  # global-registration model, built when first needed
+        self._search: LostSearch | None = None  # built when the part is first lost
         self.background = StaticBackground(camera) if self.config.static_camera else None
         self._lost_frames = 0
         self.T: np.ndarray | None = None
@@ -255,15 +176,15 @@ class Tracker:
                 and result.outline >= cfg.track_outline
             )
         else:  # just re-found (its motion unknown) or lost: the stricter bars confirm it
-            good = result is not None and self._trusted_recovery(result)
+            good = result is not None and trusted_recovery(result, cfg)
         if good:
             status = "tracking" if was_tracking or self.status == "init" else "recovered"
             following = True
         else:
             found = self._relocalize(depth)
-            if found is not None and self._trusted_recovery(found):
+            if found is not None and trusted_recovery(found, cfg):
                 result, status, following = found, "recovered", True
-            elif found is not None and self._trusted_recovery(found, in_image=False):
+            elif found is not None and trusted_recovery(found, cfg, in_image=False):
                 # good but mostly outside the image: not trusted yet, followed, so the next
                 # frames confirm it by ICP as it comes in, without another global search's luck
                 result, status, following = found, "lost", True
@@ -283,7 +204,7 @@ class Tracker:
                 else np.eye(4)
             )
             self.velocity = (
-                velocity if np.linalg.norm(velocity[:3, 3]) < cfg.max_speed_m_s / 10 else np.eye(4)
+                velocity if np.linalg.norm(velocity[:3, 3]) < cfg.max_step_m else np.eye(4)
             )
             self.T = new_T
         else:
@@ -346,88 +267,12 @@ class Tracker:
         k = self.views.nearest(T_guess)
         return align_nearest(pts, self.views.points[k], self.views.normals[k], T_guess, 0.05)
 
-    def _trusted_recovery(self, a: Alignment, in_image: bool = True) -> bool:
-        """A pose found again (not followed) must pass the stricter bars (``in_image=False``:
-        all but the share of the part inside the image)."""
-        cfg = self.config
-        return (
-            a.score >= cfg.recover_score
-            and a.outline >= cfg.recover_outline
-            and a.support >= cfg.recover_support
-            and (not in_image or a.in_image >= cfg.recover_in_image)
-        )
-
-    def _rank(self, a: Alignment) -> float:
-        """Re-found candidates whose outline is no edge in the frame rank below all others."""
-        return a.score - (0.0 if a.outline >= self.config.recover_outline else 1.0)
-
-    def _search_regions(self, depth: np.ndarray):
-        """(points, RANSAC tries) to search, cheapest first: around where the part was last seen
-        (only just after losing it, when the camera is static), what stands in front of the
-        static background (a small set: more tries), and, not on every lost frame, everything."""
-        frame_points = None
-        static = self.background is not None and self.background.frames > 0
-        if self.T is not None and (not static or self._lost_frames < NEAR_SEARCH_FRAMES):
-            frame_points = self.camera.backproject(depth)
-            near = (
-                np.linalg.norm(frame_points - self.T[:3, 3], axis=1) < 1.5 * self.views.diameter_m
-            )
-            yield frame_points[near], 2
-        if static:
-            around = self.background.points_around_foreground(depth, 0.25 * self.views.diameter_m)
-            yield around, FOREGROUND_TRIES
-            if self._lost_frames % self.config.full_search_every != 0:
-                return
-        # the very first search (no pose yet, e.g. --init auto) has no prior to fall back on:
-        # more draws, so a near-symmetric wrong match does not come alone
-        first = self.T is None and not static
-        everything = frame_points if frame_points is not None else self.camera.backproject(depth)
-        yield everything, FOREGROUND_TRIES if first else 2
-
-    def _on_still_background(self, moved_mask: np.ndarray | None, a: Alignment) -> bool:
-        """Whether a re-found pose, away from where the part was last seen, lies mostly on
-        what has stood still since the camera started (a distractor box): the part has been
-        seen elsewhere and has moved, so it cannot be there (with a static camera only).
-        ``moved_mask``: the frame's ``StaticBackground.foreground_mask`` (None: no check)."""
-        if moved_mask is None or self.T is None:
-            return False
-        T = a.T_cam_part
-        if np.linalg.norm(T[:3, 3] - self.T[:3, 3]) < self.views.diameter_m:
-            return False
-        k = self.views.nearest(T)
-        p = self.views.points[k] @ T[:3, :3].T + T[:3, 3]
-        p = p[p[:, 2] > 1e-6]
-        cam, stride = self.camera, self.background.stride
-        u = np.rint(cam.fx * p[:, 0] / p[:, 2] + cam.cx).astype(np.int64)
-        v = np.rint(cam.fy * p[:, 1] / p[:, 2] + cam.cy).astype(np.int64)
-        inside = (u >= 0) & (u < cam.width) & (v >= 0) & (v < cam.height)
-        if not inside.any():
-            return False
-        moved = moved_mask[v[inside] // stride, u[inside] // stride]
-        return float(moved.mean()) < STILL_SHARE
-
     def _relocalize(self, depth: np.ndarray) -> Alignment | None:
-        """Global registration (FPFH + RANSAC) over the regions of ``_search_regions``."""
-        from sim2real.tracking.relocalize import GlobalSearch
-
         if self._search is None:
-            self._search = GlobalSearch(self.mesh, self.config.search_voxel_m)
-        static = self.background is not None and self.background.frames > 0
-        moved_mask = self.background.foreground_mask(depth) if static else None  # once a frame
-        best = None
-        for points, tries in self._search_regions(depth):
-            for T in self._search.candidates_in(points, tries):
-                a = self._align(depth, T)
-                if a.score < self.config.recover_score:  # a near miss: widen the capture
-                    wide = self._align(depth, self._align_nearest(depth, T))
-                    a = wide if self._rank(wide) > self._rank(a) else a
-                if self._on_still_background(moved_mask, a):
-                    continue
-                if best is None or self._rank(a) > self._rank(best):
-                    best = a
-            if best is not None and self._trusted_recovery(best):
-                return best
-        return best
+            self._search = LostSearch(
+                self.mesh, self.views, self.camera, self.config, self.background
+            )
+        return self._search.find(depth, self.T, self._lost_frames, self._align, self._align_nearest)
 
 
 def score_pose(tracker: Tracker, depth: np.ndarray, T: np.ndarray) -> Alignment:

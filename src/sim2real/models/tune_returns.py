@@ -1,8 +1,8 @@
 """Tune a part's model with real frames: where on its surface does the real sensor return depth,
 and where do the returns depart from the model? (``sim2real model tune``)
 
-For each frame, the part is ray cast at its known pose (refined first by the tracker's ICP when
-the frame supports it); every pixel of the part's image, away from its outline (mixed pixels)
+For each frame, the part is ray cast at its known pose (refined first by robust ICP when the frame
+supports it); every pixel of the part's image, away from its outline (mixed pixels)
 and not hidden by an occluder in front, is one observation of the triangle point it shows: a
 return on the part (within ``model_gate_m`` of the model) or none. Observations are shared
 among the triangle's vertices by barycentric weights, spread over neighbouring vertices (a
@@ -20,6 +20,7 @@ import numpy as np
 from sim2real.core.camera import CameraIntrinsics
 from sim2real.core.errors import InputError
 from sim2real.core.mesh_io import Mesh, validate_mesh
+from sim2real.sensors.part_fit import refine_part_pose
 from sim2real.sensors.surface_returns import SurfaceReturns
 
 
@@ -99,19 +100,12 @@ def _cast(mesh: Mesh, T: np.ndarray, camera: CameraIntrinsics):
     )
 
 
-def _refine(views, depth: np.ndarray, camera: CameraIntrinsics, T: np.ndarray):
-    """The tracker's ICP (on the part's ``ModelViews``) from ``T``; kept only when it scores at
-    least as well (a frame with too little depth on the part leaves the pose as given)."""
-    from sim2real.tracking.icp import align, evaluate
-
-    k = views.nearest(T)
-    occluder_m = float(np.clip(0.5 * views.diameter_m, 0.03, 0.10))
-    before = evaluate(depth, camera, views.points[k], views.normals[k], T, 0.006, occluder_m)
-    after = align(depth, camera, views.points[k], views.normals[k], T, (0.012, 0.006),
-                  occluder_m=occluder_m)  # fmt: skip
-    if after.inliers >= max(before.inliers, 12) and after.score >= before.score:
-        return after.T_cam_part, True
-    return T, False
+def _refine(mesh: Mesh, depth: np.ndarray, camera: CameraIntrinsics, T: np.ndarray, seed: int):
+    """The part's pose refined against the frame by the robust ICP that calibration uses for
+    known parts (``sensors.part_fit``); a frame with too little depth on the part, or a
+    correction beyond 2 cm / 10 deg, leaves the pose as given."""
+    fit = refine_part_pose(depth, camera, mesh, T, seed=seed)
+    return fit.T_cam_part, bool(fit.report["accepted"])
 
 
 def tune_surface_returns(
@@ -147,18 +141,13 @@ def tune_surface_returns(
     n = len(fine.vertices)
     seen, returned, residual = np.zeros(n), np.zeros(n), np.zeros(n)
     used_poses, frames = [], []
-    views = None
-    if refine:  # built once, for every frame's ICP
-        from sim2real.tracking.model_view import build_model_views
-
-        views = build_model_views(mesh, 300, 400)
-    for depth, T in zip(depths, poses, strict=True):
+    for i, (depth, T) in enumerate(zip(depths, poses, strict=True)):
         T = np.asarray(T, np.float64)
         if T[2, 3] <= 0:
             raise InputError(None, "--poses", "a pose puts the part behind the camera (z <= 0)")
         shift_mm, refined = 0.0, False
         if refine:
-            T_new, refined = _refine(views, depth, camera, T)
+            T_new, refined = _refine(mesh, depth, camera, T, seed=i)
             shift_mm = 1e3 * float(np.linalg.norm(T_new[:3, 3] - T[:3, 3]))
             T = T_new
         z_model, tri, uv = _cast(fine, T, camera)

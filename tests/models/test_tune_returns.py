@@ -7,16 +7,16 @@ import pytest
 
 from sim2real.core.errors import InputError
 from sim2real.core.pose import invert_pose, look_at, make_pose, rpy_deg_to_matrix
+from sim2real.models.tune_returns import (
+    subdivided,
+    tune_surface_returns,
+    valid_pixel_agreement,
+)
 from sim2real.sensors.demo_part import machined_bracket
 from sim2real.sensors.presets import get_preset
 from sim2real.sensors.render import DepthRenderer
 from sim2real.sensors.scene import Scene, SceneObject
 from sim2real.sensors.surface_returns import SurfaceReturns
-from sim2real.sensors.tune_returns import (
-    subdivided,
-    tune_surface_returns,
-    valid_pixel_agreement,
-)
 
 D435 = get_preset("realsense-d435")
 CAMERA = D435.camera
@@ -90,6 +90,7 @@ def test_tuned_returns_predict_the_valid_pixels_of_an_unseen_view(tmp_path):
 
 
 def test_a_mostly_dark_part_is_confirmed_only_with_its_tuned_returns():
+    from sim2real.models.part import PreparedModel
     from sim2real.tracking.tracker import Tracker, TrackerConfig, score_pose
 
     material = dark_material(0.9, p_dark=0.0)
@@ -99,7 +100,7 @@ def test_a_mostly_dark_part_is_confirmed_only_with_its_tuned_returns():
     depth = real_frame(material, T_A, seed=20)
     start = T_A @ make_pose(rpy_deg_to_matrix(1, -1, 1), [0.002, -0.001, 0.0])
     plain = Tracker(BRACKET, CAMERA, TrackerConfig(views=200))
-    tuned = Tracker(BRACKET, CAMERA, TrackerConfig(views=200), returns=returns)
+    tuned = Tracker(PreparedModel(BRACKET, returns=returns), CAMERA, TrackerConfig(views=200))
     # at the true pose, too few points return to confirm it unless the dark side is expected
     assert score_pose(plain, depth, T_A).score < plain.config.track_score
     assert score_pose(tuned, depth, T_A).score > 0.95

@@ -1,0 +1,83 @@
+"""Thresholds of the part tracker (``Tracker``), one validated config."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class TrackerConfig(BaseModel):
+    """Thresholds of the tracker. Scores are shares of the visible model points that agree."""
+
+    model_config = ConfigDict(extra="forbid")
+    views: int = Field(800, ge=20, description="precomputed viewpoints around the part")
+    points_per_view: int = Field(400, ge=50, description="model points aligned per frame")
+    track_score: float = Field(0.85, gt=0, le=1, description="score to report tracking")
+    lost_score: float = Field(0.35, ge=0, le=1, description="below it: lost at once")
+    recover_score: float = Field(
+        0.9,
+        gt=0,
+        le=1,
+        description="score to accept a re-found pose (a wrong match elsewhere must not pass)",
+    )
+    gates_m: tuple[float, ...] = Field(
+        (0.03, 0.012, 0.006), description="ICP correspondence gates [m]"
+    )
+    track_outline: float = Field(
+        0.35,
+        ge=0,
+        le=1,
+        description="share of the outline that must be a depth edge to keep tracking",
+    )
+    recover_outline: float = Field(
+        0.45,
+        ge=0,
+        le=1,
+        description="share of a re-found pose's outline that must be a depth edge in the frame "
+        "(a shape matched inside a larger surface, e.g. an L-bracket on a box's corner, scores "
+        "~0.2; but a bracket lying on a table scores ~0.5, its contact being no edge)",
+    )
+    recover_support: float = Field(
+        0.5,
+        ge=0,
+        le=1,
+        description="share of a re-found pose's expected returns (less those an occluder "
+        "explains) that must agree: over a hole in the data, a wrong pose meets few "
+        "contradictions but finds little support",
+    )
+    recover_in_image: float = Field(
+        0.8,
+        gt=0,
+        le=1,
+        description="share of a re-found pose's camera-facing surface that must lie inside the "
+        "image: a part half outside it matches flipped or shifted poses as well as the true one",
+    )
+    track_occluder_m: float = Field(
+        0.012,
+        gt=0,
+        description="while tracking, a surface this much in front of the model is an occluder "
+        "(a gripper or a hand close to the part), not a contradiction; a re-found pose needs a "
+        "clear gap of half the part's diameter (3 to 10 cm)",
+    )
+    inlier_m: float = Field(
+        0.006, gt=0, description="agreeing-return tolerance (at least 1 % of depth) [m]"
+    )
+    search_voxel_m: float | None = Field(
+        None, description="voxel of the global search; None = 3 % of the diameter"
+    )
+    max_step_m: float = Field(
+        0.3,
+        gt=0,
+        description="a predicted motion of more than this between two frames is reset to none "
+        "(the next frame starts from the last pose) [m]",
+    )
+    static_camera: bool = Field(
+        True,
+        description="the camera does not move: when lost, search first where the frame stands "
+        "in front of the farthest depth seen so far (what moved), then the whole frame",
+    )
+    full_search_every: int = Field(
+        10,
+        ge=1,
+        description="while lost with a static camera, search the whole frame only on every n-th "
+        "lost frame (the foreground is searched on each): bounds the cost of a lost frame",
+    )
