@@ -77,10 +77,25 @@ def test_delay_shifts_the_controls_by_whole_steps(rotor):
     assert np.allclose(delayed.qpos, shifted.qpos, atol=1e-12)
 
 
-def test_delayed_controls_interpolate_fractional_steps():
+def test_delayed_controls_shift_lines_exactly_and_keep_noise_power():
+    # a straight line is shifted exactly: u(t - 1.5) of u = t
     u = np.arange(10.0).reshape(1, 10, 1)
     out = delayed_controls(u, hist=3, steps=4, delay_steps=1.5)
-    assert out[0, :, 0].tolist() == [1.5, 2.5, 3.5, 4.5]
+    assert out[0, :, 0] == pytest.approx([1.5, 2.5, 3.5, 4.5], abs=1e-12)
+    # an integer delay is a plain shift, whatever the signal
+    rng = np.random.default_rng(0)
+    noise = rng.standard_normal((1, 4000, 1))
+    out = delayed_controls(noise, hist=20, steps=3960, delay_steps=7.0)
+    assert np.allclose(out[0, :, 0], noise[0, 13:3973, 0], atol=1e-9)
+    # a fractional delay keeps white noise's power (band-limited shift); linear
+    # interpolation would halve it at half a step: (0.5^2 + 0.5^2) = 0.5
+    half = delayed_controls(noise, hist=20, steps=3960, delay_steps=7.5)
+    assert np.var(half) == pytest.approx(np.var(noise[0, 13:3973]), rel=0.02)
+    # and a slow sine is delayed by the fractional amount (away from the window's ends)
+    t = np.arange(400.0)
+    sine = np.sin(2 * np.pi * t / 50.0).reshape(1, -1, 1)
+    out = delayed_controls(sine, hist=25, steps=350, delay_steps=2.3)
+    assert out[0, :, 0] == pytest.approx(np.sin(2 * np.pi * (t[25:375] - 2.3) / 50.0), abs=2e-3)
 
 
 def test_friction_torque_formula_by_hand():

@@ -1,7 +1,9 @@
 """Terms MuJoCo lacks, applied by the wrapper at every step: action delay, a Coulomb + viscous +
 Stribeck joint friction torque, a constant torque offset, and observation noise.
 
-Friction torque on a dof with velocity qd [rad/s] (opposing the motion):
+The action delay shifts the logged controls by a fractional number of timesteps
+(:func:`delayed_controls`, band-limited). Friction torque on a dof with velocity qd [rad/s]
+(opposing the motion):
 
     tau_f = -(Fc (2/pi) atan(qd / v_s) + Fv qd + Fs exp(-(qd / v_st)^2) (2/pi) atan(qd / v_s))
 
@@ -111,16 +113,28 @@ class ExtraTerms:
 
 
 def delayed_controls(ctrl: np.ndarray, hist: int, steps: int, delay_steps: float) -> np.ndarray:
-    """Controls delayed by a fractional number of steps.
+    """Controls delayed by a fractional number of steps, band-limited.
 
-    ``ctrl``: (B, hist + steps, nu), where index ``hist`` is the control of the first
-    simulated step and the ``hist`` entries before it are earlier controls of the same log.
-    Returns (B, steps, nu): u(t - delay), linearly interpolated, clamped to the first entry."""
+    ``ctrl``: (B, hist + steps [+ tail], nu), where index ``hist`` is the control of the first
+    simulated step, the ``hist`` entries before it are earlier controls of the same log and an
+    optional tail holds later ones. Returns (B, steps, nu): u(t - delay).
+
+    The shift is the exact band-limited one (a phase ramp on the FFT of the window, after
+    removing the straight line through its first and last samples, which is shifted exactly):
+    an integer delay is a plain shift and a linear signal is shifted exactly. Linear
+    interpolation between samples would average noise at fractional delays only, which ripples
+    the fit's cost with one local minimum per timestep. Needs ``delay_steps <= hist``."""
     if delay_steps <= 0:
         return ctrl[:, hist : hist + steps]
-    pos = np.arange(hist, hist + steps) - delay_steps
-    pos = np.clip(pos, 0, ctrl.shape[1] - 1)
-    i0 = np.floor(pos).astype(int)
-    i1 = np.minimum(i0 + 1, ctrl.shape[1] - 1)
-    w = (pos - i0)[None, :, None]
-    return ctrl[:, i0] * (1 - w) + ctrl[:, i1] * w
+    if delay_steps > hist:
+        raise ValueError(f"delay of {delay_steps:.3g} steps needs at least as many earlier controls")
+    n = ctrl.shape[1]
+    if n < 2:
+        return ctrl[:, hist : hist + steps]
+    t = np.arange(n)[None, :, None] / (n - 1)
+    first, last = ctrl[:, :1], ctrl[:, -1:]
+    wave = ctrl - (first + (last - first) * t)
+    phase = np.exp(-2j * np.pi * np.fft.rfftfreq(n) * delay_steps)[None, :, None]
+    shifted = np.fft.irfft(np.fft.rfft(wave, axis=1) * phase, n=n, axis=1)
+    out = shifted + first + (last - first) * (t - delay_steps / (n - 1))
+    return out[:, hist : hist + steps]
