@@ -44,6 +44,10 @@ def test_dc_motor_by_hand():
     assert act.torque(2.0, 0.0, 0.0, _state()) == pytest.approx(0.4)
     # moving at 2 rad/s: duty <= (0.8 + 4) / 7.5, tau = 0.1 (4.8 - 0.8) = 0.4 again
     assert act.torque(2.0, 0.0, 2.0, _state()) == pytest.approx(0.4)
+    # torque-constant droop 0.5 / A: at rest, duty 0.3, I = 2.25 / 4 = 0.5625 A,
+    # tau = 0.4 * 0.5625 / (1 + 0.28125) = 0.175610
+    act = DCServoConfig(params=DC | {"kt_droop_per_A": 0.5}).build()
+    assert act.torque(0.5, 0.0, 0.0, _state()) == pytest.approx(0.175610, abs=1e-6)
 
 
 def test_torque_motor_by_hand():
@@ -114,9 +118,12 @@ def test_friction_terms_by_hand():
     assert friction_budget("directional", p, tm, te, 0.0) == pytest.approx(m5)
     # |tm| > |te|: driving, the external side's quadratic term
     assert friction_budget("quadratic", p, tm, te, 0.0) == pytest.approx(m5 + 0.04 * te**2)
-    # backdriven: the motor side's
-    m5b = 0.01 + 0.03 + abs(0.05 * 0.5 - 0.3 * tm) + abs(0.08 * 0.5 - 0.01 * tm)
-    assert friction_budget("quadratic", p, tm, 0.5, 0.0) == pytest.approx(m5b + 0.02 * tm**2)
+    # backdriven (|te| > |tm|, opposed): the motor side's
+    m5b = 0.01 + 0.03 + abs(0.05 * -0.5 - 0.3 * tm) + abs(0.08 * -0.5 - 0.01 * tm)
+    assert friction_budget("quadratic", p, tm, -0.5, 0.0) == pytest.approx(m5b + 0.02 * tm**2)
+    # motor and load pushing the same way (BAM: no quadratic term): M5's budget
+    m5c = 0.01 + 0.03 + abs(0.05 * 0.5 - 0.3 * tm) + abs(0.08 * 0.5 - 0.01 * tm)
+    assert friction_budget("quadratic", p, tm, 0.5, 0.0) == pytest.approx(m5c)
 
 
 def test_friction_shapes():

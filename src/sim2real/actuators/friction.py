@@ -12,7 +12,8 @@ Friction is a *budget* (N m, >= 0) that the actuator spends opposing motion (see
 - M5 ``directional``: base + Stribeck + ``|lfe tau_ext - lfm tau_m|`` + ``s |lfes tau_ext -
   lfms tau_m|`` (motor and external sides weighted apart)
 - M6 ``quadratic``: M5 plus ``s (lfe_quad tau_ext^2 when |tau_m| > |tau_ext| else lfm_quad
-  tau_m^2)``
+  tau_m^2)`` where the motor and the load push against each other (opposite signs), as in
+  BAM's ``Model.compute_frictions``
 
 All functions broadcast over numpy arrays (any shape).
 """
@@ -110,5 +111,6 @@ def friction_budget(kind: str, p: dict, tau_m, tau_ext, qd):
                 p["load_friction_external_quad"] * np.asarray(tau_ext) ** 2,
                 p["load_friction_motor_quad"] * np.asarray(tau_m) ** 2,
             )
-            f = f + s * quad
+            opposed = np.sign(tau_ext) != np.sign(tau_m)
+            f = f + s * np.where(opposed, quad, 0.0)
     return f

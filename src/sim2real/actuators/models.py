@@ -3,8 +3,10 @@ interface, ``torque(command, q, qd, state) -> tau``.
 
 - ``pd``: ideal PD position servo, ``tau = clip(kp_fw * kp (command - q) - kd qd, tau_max)``.
 - ``dc``: DC-motor servo (BAM): the firmware's proportional controller gives a duty cycle
-  ``d = clip(error_gain * kp_fw * (command - q), max_pwm)``, the motor sees ``d * vin`` volts and
-  gives ``tau_m = kt / R (d vin) - kt^2 / R qd`` (back-EMF); the firmware's current limit
+  ``d = clip(error_gain * kp_fw * (command - q), max_pwm)``, the motor sees ``d * vin`` volts,
+  carries ``I = (d vin - kt qd) / R`` (back-EMF) and gives ``tau_m = kt I / (1 + c |I|)``
+  (``c = kt_droop_per_A``: the torque constant's fall at high current, 0 = BAM's linear
+  motor); the firmware's current limit
   keeps ``|d vin - kt qd| / R <= max_current``; a friction model of the BAM family
   (:mod:`sim2real.actuators.friction`) is then spent against motion, never reversing it within
   a step (BAM's algorithm 1).
@@ -24,13 +26,12 @@ from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
 
 import numpy as np
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
+from sim2real.actuators.config_io import save_actuator as save_actuator  # re-exported
 from sim2real.actuators.friction import FRICTION_PARAMS, FrictionKind, friction_budget
 from sim2real.actuators.network import NetConfig  # learned network; imports nothing of here
 from sim2real.actuators.params import SPECS, param_space
-from sim2real.core.atomic import write_text_atomic
 from sim2real.core.errors import InputError
 from sim2real.core.yaml_io import read_yaml, validation_error
 from sim2real.params.space import ParamSpace
@@ -49,6 +50,7 @@ DC_PARAMS = [
     "error_gain_duty_rad",
     "max_pwm",
     "max_current_A",
+    "kt_droop_per_A",
     "armature_kgm2",
     "delay_s",
 ]
@@ -73,6 +75,14 @@ class ActuatorState:
 class _Base(BaseModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     params: dict[str, float] = Field(default_factory=dict, description="values by name")
+    free: list[str] = Field(
+        default_factory=list,
+        description="parameters fixed by default (firmware constants, current limit, kt droop) "
+        "that a fit may change",
+    )
+    fixed: list[str] = Field(
+        default_factory=list, description="parameters a fit must leave at their value"
+    )
     defaults: ClassVar[dict[str, float]] = {}
     """Nominal values of this kind that differ from the table in ``actuators.params``."""
 
@@ -81,10 +91,12 @@ class _Base(BaseModel):
 
     def param_space(self) -> ParamSpace:
         """The model's parameters (nominal = this config's values)."""
-        unknown = sorted(set(self.params) - set(self.names()))
-        if unknown:
-            raise InputError(None, "params", f"unknown parameters: {', '.join(unknown)}")
-        return param_space(self.names(), {**self.defaults, **self.params})
+        for field in ("params", "free", "fixed"):
+            unknown = sorted(set(getattr(self, field)) - set(self.names()))
+            if unknown:
+                raise InputError(None, field, f"unknown parameters: {', '.join(unknown)}")
+        values = {**self.defaults, **self.params}
+        return param_space(self.names(), values, set(self.free), set(self.fixed))
 
     def values(self) -> dict[str, float]:
         """All parameter values (defaults filled in)."""
@@ -231,7 +243,8 @@ class DCServo(_DelayedServo):
         duty = p["error_gain_duty_rad"] * state.kp_fw * (cmd - q)
         centre, span = kt * qd / vin, r * p["max_current_A"] / vin  # current limit
         duty = np.clip(np.clip(duty, centre - span, centre + span), -p["max_pwm"], p["max_pwm"])
-        tau = kt / r * (duty * vin - kt * qd)
+        current = (duty * vin - kt * qd) / r
+        tau = kt * current / (1.0 + p["kt_droop_per_A"] * np.abs(current))
         return np.where(state.enabled, tau, 0.0)
 
     def torque(self, command, q, qd, state: ActuatorState):
@@ -295,9 +308,3 @@ def load_actuator(path: str | Path):
     """Read an actuator YAML written by :func:`save_actuator`."""
     path = Path(path)
     return config_from_dict(read_yaml(path, "actuator config"), path)
-
-
-def save_actuator(cfg, path: str | Path, extra: dict | None = None) -> None:
-    """Write ``{actuator: cfg, **extra}`` as YAML, atomically."""
-    doc = {"actuator": cfg.model_dump(mode="json"), **(extra or {})}
-    write_text_atomic(path, yaml.safe_dump(doc, sort_keys=False))

@@ -4,10 +4,13 @@ and scales, from which each model's :class:`~sim2real.params.space.ParamSpace` i
 Nominal values are those of a Dynamixel XL330 (the BAM authors' fitted M1 model, Duclusaud et
 al. 2025) so a fit starts from a plausible servo; bounds are wide enough for other small
 servos. ``error_gain_duty_rad`` is the firmware's PWM duty per radian of position error per
-unit of firmware ``kp`` (BAM's value for the XL330: 0.002877).
+unit of firmware ``kp``: (4096 / 2 pi) / (256 * 885) for a Dynamixel X servo (encoder pulses
+per rad over the gain's 1/256 scaling and the 885 counts of 100 % PWM), BAM's 0.0028774.
 """
 
 from __future__ import annotations
+
+from math import pi
 
 from sim2real.params.space import Param, ParamSpace
 
@@ -20,11 +23,13 @@ SPECS: dict[str, tuple[float, float, float, str, str]] = {
     # DC motor and the servo's proportional controller
     "kt_Nm_A": (0.387, 0.05, 2.0, "log", "torque constant (= back-EMF constant, V s/rad)"),
     "R_ohm": (4.0, 0.5, 20.0, "log", "winding resistance"),
-    "error_gain_duty_rad": (0.002877, 0.001, 0.01, "log", "duty per rad per firmware kp"),
+    "error_gain_duty_rad": (4096 / (2 * pi * 256 * 885), 0.001, 0.01, "log", "duty/rad/kp"),
     "max_pwm": (1.0, 0.2, 1.0, "linear", "duty-cycle limit (fraction of vin)"),
     # firmware current limit; off by default (100 A): the XL330's 1.75 A register value, fixed
     # or fitted, made the hold-out gain's MAE 3x worse on the BAM bench logs
     "max_current_A": (100.0, 0.2, 100.0, "log", "firmware current limit"),
+    # torque per ampere falling with the current (magnetic saturation): kt I / (1 + c |I|)
+    "kt_droop_per_A": (0.0, 0.0, 2.0, "linear", "torque-constant droop per ampere"),
     # torque-controlled motor (current loop): command in N m
     "torque_gain": (1.0, 0.5, 1.5, "linear", "delivered / commanded torque"),
     "motor_tau_max_Nm": (6.0, 0.1, 50.0, "log", "motor torque saturation"),
@@ -49,19 +54,31 @@ SPECS: dict[str, tuple[float, float, float, str, str]] = {
 }
 
 # parameters that are kept at their nominal value unless a config frees them
-FIXED_BY_DEFAULT = {"max_pwm", "error_gain_duty_rad", "max_current_A"}
+FIXED_BY_DEFAULT = {
+    "max_pwm",
+    "error_gain_duty_rad",
+    "max_current_A",
+    "kt_droop_per_A",
+    "current_clip_A",
+    "current_tanh_A",
+}
 
 
-def param_space(names: list[str], values: dict[str, float] | None = None) -> ParamSpace:
+def param_space(
+    names: list[str],
+    values: dict[str, float] | None = None,
+    free: set[str] | frozenset[str] = frozenset(),
+    fixed: set[str] | frozenset[str] = frozenset(),
+) -> ParamSpace:
     """ParamSpace of the given parameters (targets ``actuator.<name>``), nominal values
-    replaced by ``values`` where given (clipped to the bounds); ``FIXED_BY_DEFAULT`` ones have
-    lower == upper == their value."""
+    replaced by ``values`` where given (clipped to the bounds); ``FIXED_BY_DEFAULT`` ones not
+    in ``free``, and those in ``fixed``, have lower == upper == their value."""
     values = values or {}
     params = []
     for name in names:
         nominal, lo, hi, scale, desc = SPECS[name]
         v = float(values.get(name, nominal))
-        if name in FIXED_BY_DEFAULT:
+        if (name in FIXED_BY_DEFAULT and name not in free) or name in fixed:
             lo = hi = v
             scale = "linear"
         v = min(max(v, lo), hi)

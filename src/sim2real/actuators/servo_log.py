@@ -1,9 +1,18 @@
 """Reading a servo bench log (the BAM JSON format): constants of the bench and, per sample,
 time, goal position (the command), measured position and whether torque was enabled.
 
-Format: ``mass`` [kg], ``length`` [m], ``kp`` (firmware gain, one per file), ``vin`` [V]
-(optional: else the mean of ``input_volts``), ``entries``: list of ``{timestamp [s],
-goal_position [rad], position [rad], torque_enable}`` (``speed`` [rad/s] optional).
+Format: ``mass`` [kg], ``length`` [m], ``kp`` (firmware gain, one per file), ``vin`` [V],
+``entries``: list of ``{timestamp [s], goal_position [rad], position [rad], torque_enable}``;
+optional per sample: ``speed`` [rad/s], ``input_volts`` [V], ``load`` (the servo's PWM output).
+
+Supply voltage: the median of the measured ``input_volts`` over the torque-enabled samples
+when the log has them, else the header's ``vin`` (BAM's recorder writes its ``--vin`` option
+there, 7.4 V by default, not a measurement; the XL330 logs here read 7.3 V).
+
+``load``: BAM's XL330 recorder logs the servo's Present PWM, either as a duty ratio in
+[-1, 1] (newer recorder) or as the raw register (older recorder, these logs: uint16 two's
+complement, 885 = 100 % on Dynamixel X servos, and resampled, so values interpolated across
+the wrap are out of range and dropped). :func:`decode_duty` turns either into a duty ratio.
 """
 
 from __future__ import annotations
@@ -32,6 +41,10 @@ class ServoLog:
     qd_rad_s: np.ndarray
     enabled: np.ndarray
     trajectory: str = ""
+    duty: np.ndarray | None = None
+    """``(T,)`` measured PWM duty ratio (NaN where unusable), None without a ``load`` column."""
+    vin_header_V: float | None = None
+    """The header's ``vin`` (None if absent); ``vin_V`` is the measured one when present."""
 
     @property
     def dt_s(self) -> float:
@@ -42,6 +55,27 @@ def _number(path: Path, field: str, value: object) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not np.isfinite(value):
         raise InputError(path, field, f"expected a finite number, got {value!r}")
     return float(value)
+
+
+PWM_FULL_SCALE = 885
+"""Dynamixel X-series PWM register value of a 100 % duty cycle (PWM Limit's maximum)."""
+
+
+def decode_duty(load: np.ndarray) -> np.ndarray | None:
+    """Duty ratio ``(T,)`` from a ``load`` column: kept as is when every value is within
+    [-1, 1]; else raw PWM register values (uint16 two's complement, or signed) divided by
+    ``PWM_FULL_SCALE``, NaN where out of range; None when the column fits neither."""
+    x = np.asarray(load, dtype=float)
+    finite = x[np.isfinite(x)]
+    if finite.size == 0:
+        return None
+    if np.all(np.abs(finite) <= 1.0 + 1e-9):
+        return x
+    if np.abs(finite).max() > 65535:
+        return None
+    x = np.where(x > 32767, x - 65536, x)  # uint16 two's complement (signed values pass)
+    duty = x / PWM_FULL_SCALE
+    return np.where(np.abs(duty) <= 1.0 + 1e-9, duty, np.nan)
 
 
 def read_servo_log(path: str | Path) -> ServoLog:
@@ -68,7 +102,7 @@ def read_servo_log(path: str | Path) -> ServoLog:
     if not isinstance(entries, list) or len(entries) < 2:
         raise InputError(path, "entries", "expected a list of at least 2 samples")
     cols: dict[str, list[float]] = {k: [] for k in ("timestamp", "goal_position", "position")}
-    speed, enabled, volts = [], [], []
+    speed, enabled, volts, load = [], [], [], []
     for i, e in enumerate(entries):
         if not isinstance(e, dict):
             raise InputError(path, f"entries[{i}]", "expected an object")
@@ -83,9 +117,11 @@ def read_servo_log(path: str | Path) -> ServoLog:
         if "torque_enable" not in e:
             raise InputError(path, f"entries[{i}].torque_enable", "missing field")
         enabled.append(bool(e["torque_enable"]))
-        speed.append(float(e.get("speed", np.nan)))
+        speed.append(_number(path, f"entries[{i}].speed", e["speed"]) if "speed" in e else np.nan)
         if "input_volts" in e:
-            volts.append(float(e["input_volts"]))
+            volts.append(_number(path, f"entries[{i}].input_volts", e["input_volts"]))
+        if "load" in e:
+            load.append(_number(path, f"entries[{i}].load", e["load"]))
     t = np.array(cols["timestamp"])
     bad = np.flatnonzero(np.diff(t) <= 0)
     if bad.size:
@@ -96,12 +132,17 @@ def read_servo_log(path: str | Path) -> ServoLog:
     en = np.array(enabled)
     if not en.any():
         raise InputError(path, "torque_enable", "torque disabled in every sample: nothing to fit")
-    if "vin" in data:
-        vin = _number(path, "vin", data["vin"])
-    elif volts:
-        vin = float(np.mean(volts))
+    header = _number(path, "vin", data["vin"]) if "vin" in data else None
+    if len(volts) == len(entries):
+        vin = float(np.median(np.array(volts)[en]))
+        if not vin > 0:
+            raise InputError(path, "entries[].input_volts", f"median {vin:g} V is not > 0")
+    elif header is not None:
+        vin = header
     else:
         raise InputError(path, "vin", "missing field (and no entries[].input_volts)")
+    if not vin > 0:
+        raise InputError(path, "vin", f"expected a supply voltage > 0 V, got {vin:g}")
     qd = np.array(speed)
     if np.isnan(qd).any():
         qd = np.gradient(np.array(cols["position"]), t)
@@ -117,4 +158,6 @@ def read_servo_log(path: str | Path) -> ServoLog:
         qd_rad_s=qd,
         enabled=en,
         trajectory=str(data.get("trajectory", "")),
+        duty=decode_duty(np.array(load)) if len(load) == len(entries) else None,
+        vin_header_V=header,
     )
