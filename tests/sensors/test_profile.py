@@ -153,11 +153,24 @@ def test_profile_from_dict_names_its_source() -> None:
 
 
 # ----------------------------------------------------------------------------------- presets
+ALL_PRESETS = [
+    "azure-kinect-nfov",
+    "azure-kinect-wfov",
+    "ideal",
+    "kinect-v1",
+    "realsense-d405",
+    "realsense-d435",
+    "realsense-l515",
+    "realsense-sr305",
+]
+DATA_SHEET_PRESETS = ["azure-kinect-wfov", "realsense-d405", "realsense-l515", "realsense-sr305"]
+
+
 def test_preset_names() -> None:
-    assert preset_names() == ["azure-kinect-nfov", "ideal", "kinect-v1", "realsense-d435"]
+    assert preset_names() == ALL_PRESETS
 
 
-@pytest.mark.parametrize("name", ["azure-kinect-nfov", "ideal", "kinect-v1", "realsense-d435"])
+@pytest.mark.parametrize("name", ALL_PRESETS)
 def test_every_preset_loads_with_provenance(name: str) -> None:
     preset = get_preset(name)
     assert preset.name == name == preset.profile.name
@@ -229,6 +242,58 @@ def test_azure_kinect_nfov_preset() -> None:
     assert sigma.max() == pytest.approx(0.017, abs=2e-4) and (sigma <= 0.0172).all()
     # systematic: relative field, 0.3 % std (2 std at 2 m = 12 mm, within the 13 mm bound)
     assert prof.distortion is not None and prof.distortion.relative_std == 0.003
+
+
+def _field_value(profile, key: str) -> float:
+    value = profile
+    for part in key.split("."):
+        value = getattr(value, part)
+    return float(value)
+
+
+@pytest.mark.parametrize("name", DATA_SHEET_PRESETS)
+def test_data_sheet_presets_mark_every_value(name: str) -> None:
+    # every number of the noise terms carries 'data sheet' or 'assumption', and the mark's
+    # value is the profile's own (a stale mark would misreport where a value comes from)
+    prof = get_preset(name).profile
+    marks = prof.calibration
+    numbers = {
+        f"{term}.{field}"
+        for term in prof.active_terms()
+        for field, v in getattr(prof, term).model_dump().items()
+        if isinstance(v, float | int)
+    } | {"baseline_m"}
+    assert numbers <= set(marks), numbers - set(marks)
+    for key, mark in marks.items():
+        assert mark.status.split(":")[0] in ("data sheet", "assumption"), key
+        assert mark.value == pytest.approx(_field_value(prof, key)), key
+
+
+def test_short_range_and_time_of_flight_presets() -> None:
+    # D405 [D400 datasheet]: 18 mm baseline, Min-Z 70 mm at 848x480, 0.1 mm unit (librealsense)
+    d405 = get_preset("realsense-d405")
+    assert d405.profile.baseline_m == 0.018 and d405.profile.range.min_m == 0.07
+    assert d405.profile.quantization.unit_m == 0.0001 and d405.camera.depth_scale == 0.0001
+    assert d405.camera.hfov_deg == pytest.approx(87.0)
+    # SR305: 0.2-1.5 m, 68 x 54 deg, 1/8 mm unit
+    sr = get_preset("realsense-sr305")
+    assert sr.profile.range == RangeLimits(min_m=0.2, max_m=1.5)
+    assert sr.camera.hfov_deg == pytest.approx(68.0)
+    assert math.degrees(2 * math.atan(240 / sr.camera.fy)) == pytest.approx(54.0)
+    assert sr.profile.quantization.unit_m == 0.000125
+    # L515 and Azure WFOV: time of flight (no baseline), their data-sheet ranges and FOVs
+    l515, wfov = get_preset("realsense-l515"), get_preset("azure-kinect-wfov")
+    assert l515.profile.baseline_m == 0.0 and wfov.profile.baseline_m == 0.0
+    assert l515.profile.range == RangeLimits(min_m=0.25, max_m=9.0)
+    assert l515.camera.hfov_deg == pytest.approx(70.0)
+    assert (l515.camera.width, l515.camera.height) == (1024, 768)
+    assert wfov.profile.range == RangeLimits(min_m=0.25, max_m=2.88)
+    assert wfov.camera.hfov_deg == pytest.approx(120.0)
+    # the random-error bound of the data sheets at the far end of the range: Azure 17 mm,
+    # L515 ~14 mm through 9 m
+    for p, z_far, bound in ((wfov, 2.88, 0.017), (l515, 9.0, 0.014)):
+        sigma = axial_sigma_m(np.float32(z_far), np.float32(0), p.profile.axial)
+        assert sigma == pytest.approx(bound, abs=2e-4)
 
 
 def test_unknown_preset_suggests_close_names() -> None:

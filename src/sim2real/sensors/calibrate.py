@@ -9,7 +9,8 @@ parameters adjusted until both agree. Uncertainties: bootstrap over regions.
 ``calibrate_profile`` is a short pipeline over stage functions, each in its own module:
 
 1. ``calibrate_geometry.fit_emitter``: emitter baseline and shadow (then the real statistics);
-2. ``calibrate_geometry.fit_levels``: output depth unit, disparity steps;
+2. ``calibrate_geometry.fit_levels``, ``fit_working_range``: output depth unit, disparity
+   steps (no steps and no shadow: time of flight, baseline 0), working range;
 3. ``calibrate_dropouts.estimate_dropouts``: direct dropout and warp estimates;
 4. ``calibrate_noise.fit_noise``: sigma(z, theta), matched by simulation;
 5. ``calibrate_dropouts.match_dropouts``: dropout rates and warp matched by simulation;
@@ -25,7 +26,7 @@ import numpy as np
 
 from sim2real.core.errors import InputError
 from sim2real.sensors.calibrate_dropouts import estimate_dropouts, match_dropouts
-from sim2real.sensors.calibrate_geometry import fit_emitter, fit_levels
+from sim2real.sensors.calibrate_geometry import fit_emitter, fit_levels, fit_working_range
 from sim2real.sensors.calibrate_noise import fit_noise
 from sim2real.sensors.calibrate_state import CalibrationState
 from sim2real.sensors.calibrate_uncertainty import bootstrap_and_record
@@ -60,6 +61,7 @@ def calibrate_profile(
     state = CalibrationState(refs, base, name or f"{base.name}-calibrated", seed)
     fit_emitter(state)
     fit_levels(state)
+    fit_working_range(state)
     dropouts = estimate_dropouts(state)
     noise = fit_noise(state, iterations)
     profile = match_dropouts(state, state.assemble(axial=noise.term()), dropouts)
@@ -69,7 +71,7 @@ def calibrate_profile(
     source = (
         f"calibrated by sim2real from {len(refs)} frame(s): {frames}; base profile: {base.name}"
     )
-    profile = profile.model_copy(update={"source": source, "calibration": state.fits})
+    profile = profile.model_copy(update={"source": source, "calibration": _with_provenance(state)})
     profile = NoiseProfile.model_validate(profile.model_dump())  # re-validate every field
     _check_finite(profile)
     simulated = simulated_tables(
@@ -78,6 +80,19 @@ def calibrate_profile(
     state.lap("final")
     state.timings_ms["total"] = sum(state.timings_ms.values())
     return CalibrationResult(profile, refs, state.real, simulated, state.shadows, state.timings_ms)
+
+
+def _with_provenance(state: CalibrationState) -> dict:
+    """The fits, each value kept from the base followed by where the base's value came from
+    (a preset's 'data sheet' / 'assumption' marks)."""
+    marks = state.base.calibration or {}
+    out = {}
+    for key, fit in state.fits.items():
+        origin = marks.get(key)
+        if fit.status.startswith("base") and origin is not None and origin.status:
+            fit = fit.model_copy(update={"status": f"{fit.status} [base value: {origin.status}]"})
+        out[key] = fit
+    return out
 
 
 def _check_finite(profile: NoiseProfile) -> None:

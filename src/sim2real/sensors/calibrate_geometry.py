@@ -1,11 +1,13 @@
 """Calibration stages that read the geometry of the sensor from the frames: the emitter
-baseline (from shadow bands), and the depth levels (output unit, disparity steps)."""
+baseline (from shadow bands), the depth levels (output unit, disparity steps) and the working
+range (where the returns start and stop)."""
 
 from __future__ import annotations
 
 from sim2real.sensors import fit_terms
 from sim2real.sensors.calibrate_state import CalibrationState
-from sim2real.sensors.profile import DisparityNoise, OutputQuantization
+from sim2real.sensors.fit_range import fit_range
+from sim2real.sensors.profile import DisparityNoise, FittedValue, OutputQuantization
 from sim2real.sensors.simulate import real_tables, region_offsets
 from sim2real.sensors.statistics import noise_sample_pixels
 
@@ -59,3 +61,27 @@ def fit_levels(state: CalibrationState) -> None:
     state.note("disparity.step_px", step, step_est, status=status)
     state.params["disparity"] = DisparityNoise(sigma_px=0.0, step_px=step) if step > 0 else None
     state.params["quantization"] = OutputQuantization(unit_m=unit) if unit else base.quantization
+    shadow_off = state.fits["baseline_m"].status.startswith("base; shadow off")
+    if shadow_off and step == 0 and step_est.supported and baseline != 0:
+        # neither a shadow beside the edges nor disparity steps: no baseline acts
+        state.params["baseline_m"] = 0.0
+        state.note(
+            "baseline_m",
+            0.0,
+            step_est,
+            status="fitted: 0 (time of flight): no emitter shadow beside the edges and no "
+            "disparity steps in the depth levels",
+        )
+
+
+def fit_working_range(state: CalibrationState) -> None:
+    """min/max depth from the frames' returns (see ``fit_range``)."""
+    found = fit_range(state.refs, state.base.range)
+    state.params["range"] = found.limits
+    for end in ("min_m", "max_m"):
+        value = getattr(found.limits, end) if found.limits is not None else 0.0
+        state.fits[f"range.{end}"] = FittedValue(
+            value=float(value),
+            pixels=found.cutoff_pixels.get(end, 0),
+            status=found.status[end],
+        )

@@ -25,6 +25,11 @@ AXIAL_LABELS = ("a_m", "b_per_m", "c_m", "d_m_sqrt_m")
 FIXED_BY_MODE = {"scale": {"c_m"}, "depth": {"d_m_sqrt_m"}, "full": set()}
 """Parameters each fitting mode keeps at the base profile's value."""
 
+MIN_SLOPE, MAX_SLOPE = 0.3, 2.0
+"""Clip of the measured d log(statistic) / d log(sigma) of a bin in the matching."""
+MAX_LOG_STEP = 1.0
+"""A bin's sigma moves by at most a factor e per round."""
+
 NoiseBins = dict[tuple[int, int], tuple[float, float, float, int]]
 
 
@@ -116,6 +121,15 @@ def axial_mode(bins: NoiseBins) -> tuple[str, str]:
     return "full", ""
 
 
+def _model_sigma(params: np.ndarray, bins: NoiseBins) -> dict[tuple[int, int], float]:
+    """sigma of the axial form at each bin's mean depth and incidence."""
+    keys = list(bins)
+    z = np.array([bins[k][0] for k in keys])
+    th = np.array([bins[k][1] for k in keys])
+    sigma = np.maximum(fit_terms.axial_sigma_formula(params, z, th), 1e-7)
+    return dict(zip(keys, sigma.tolist(), strict=True))
+
+
 def fit_noise(state: CalibrationState, iterations: int) -> NoiseFit:
     """sigma(z, theta) fitted, then ``iterations`` rounds of simulation matching."""
     real_bins = noise_bins(state.real)
@@ -130,14 +144,26 @@ def fit_noise(state: CalibrationState, iterations: int) -> NoiseFit:
     targets = {k: v[2] for k, v in real_bins.items()}
     fit = NoiseFit(fit_sigma(real_bins, targets, start, mode), mode, why, start, real_bins, targets)
     seeds = (state.seed, state.seed + 1)
+    previous: dict[tuple[int, int], tuple[float, float]] = {}
     for _ in range(iterations):
         profile = state.assemble(axial=fit.term())
         sim_bins = noise_bins(
             simulated_tables(state.refs, profile, state.shadows, state.samples, seeds)
         )
+        modelled = _model_sigma(fit.axial, real_bins)
         for k in targets:
-            if k in sim_bins and sim_bins[k][2] > 0:
-                targets[k] *= real_bins[k][2] / sim_bins[k][2]
+            if k not in sim_bins or sim_bins[k][2] <= 0:
+                continue
+            now = (np.log(modelled[k]), np.log(sim_bins[k][2]))
+            slope = 1.0
+            if k in previous and abs(now[0] - previous[k][0]) > 0.02:
+                slope = (now[1] - previous[k][1]) / (now[0] - previous[k][0])
+                slope = float(np.clip(slope, MIN_SLOPE, MAX_SLOPE))
+            # a secant step in log-log: the statistic's response to sigma, measured per bin
+            # (quantization makes it flatter than 1:1), sets how far to move sigma there
+            step = (np.log(real_bins[k][2]) - now[1]) / slope
+            targets[k] = float(modelled[k] * np.exp(np.clip(step, -MAX_LOG_STEP, MAX_LOG_STEP)))
+            previous[k] = now
         fit.axial = fit_sigma(real_bins, targets, start, mode)
     state.lap("noise")
     return fit

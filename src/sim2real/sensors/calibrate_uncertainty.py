@@ -119,6 +119,14 @@ def _record_dropouts(
         value=base.lateral.sigma_px if base.lateral else 0.0,
         status="base: lateral jitter is not estimated from frames yet",
     )
+    if base.flying_pixels is None:
+        fits["flying_pixels"] = FittedValue(
+            value=0.0, status="base (off): flying pixels are not estimated from frames yet"
+        )
+    for fname, value in (base.flying_pixels.model_dump() if base.flying_pixels else {}).items():
+        fits[f"flying_pixels.{fname}"] = FittedValue(
+            value=float(value), status="base: flying pixels are not estimated from frames yet"
+        )
 
 
 def _bootstrap_std(

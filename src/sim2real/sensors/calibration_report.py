@@ -158,23 +158,41 @@ def real_vs_simulated_png(
     depth_panels_png(path, panels)
 
 
-def write_calibration_report(
-    folder: str | Path, result, base_name: str, base_sim: PixelTables | None = None
-) -> Path:
-    """``folder/index.html``: fitted values, noise and dropout curves (real, calibrated and the
-    base profile), residual histograms, and each frame with its reference geometry."""
+def _gap_rows(gap) -> list[tuple[str, str]]:
+    header, *rows = gap.table()
+    return [
+        (
+            f"{row[0]} ({row[1]})",
+            "  ".join(f"{h}={v}" for h, v in zip(header[2:], row[2:], strict=True)),
+        )
+        for row in rows
+    ]
+
+
+def write_calibration_report(folder: str | Path, run) -> Path:
+    """``folder/index.html`` of a ``CalibrationRun``: fitted values, noise and dropout curves
+    (real, calibrated and the base profile) on the frames it was fitted to and on the held-out
+    data, residual histograms, and each frame with its reference geometry."""
     from sim2real.core.report import ReportSection, write_html_report
+    from sim2real.sensors.fit_terms import predicted_shadow
+    from sim2real.sensors.simulate import simulated_tables
+    from sim2real.sensors.statistics import noise_sample_pixels
 
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    sims = {"calibrated": result.simulated}
-    if base_sim is not None:
-        sims[base_name] = base_sim
+    result, base = run.calibration, run.base
+    refs = result.references
+    shadows = [predicted_shadow(r, base.profile.shadow_baseline_m) for r in refs]
+    samples = [noise_sample_pixels(r, 0) for r in refs]
+    sims = {
+        "calibrated": result.simulated,
+        base.name: simulated_tables(refs, base.profile, shadows, samples, (100,)),
+    }
     noise_curves_png(folder / "noise_curves.png", result.real, sims)
     dropout_curves_png(folder / "dropout_curves.png", result.real, sims)
     residual_histograms_png(folder / "residuals.png", result.real, sims)
     overlays = []
-    for i, ref in enumerate(result.references):
+    for i, ref in enumerate(run.references):
         name = f"frame_{i}_reference.png"
         reference_overlay_png(folder / name, ref)
         overlays.append(name)
@@ -193,28 +211,51 @@ def write_calibration_report(
             f"{r.kind}, {r.pixels} px"
             + (f", refinement: {r.info.get('reason') or 'accepted'}" if r.kind == "part" else ""),
         )
-        for ref in result.references
+        for ref in run.references
         for r in ref.regions
     ]
     sections = [
         ReportSection(
             "Fitted values",
-            f"Profile '{result.profile.name}' from base '{base_name}'. Value ± bootstrap std over regions, pixels behind it, and how it was obtained.",
+            f"Profile '{result.profile.name}': {base.reason()}. Value ± bootstrap std over "
+            "regions, pixels behind it, and how it was obtained (fitted, or kept from the base "
+            "and why).",
             [],
             fits,
         ),
+    ]
+    if run.validation is not None:
+        held = run.validation
+        noise_curves_png(
+            folder / "holdout_noise_curves.png",
+            held.real,
+            {g.profile: g.simulated for g in held.gaps},
+        )
+        sections.append(
+            ReportSection(
+                "Out of sample: the held-out data",
+                f"{run.split.description}. {run.profile.validation.summary}. The calibrated "
+                "profile and its base, simulated on data the calibration never saw; "
+                "noise_bins_within_25pct is higher-is-better, the rest lower-is-better.",
+                ["holdout_noise_curves.png"],
+                _gap_rows(held),
+            )
+        )
+    else:
+        sections.append(ReportSection("Out of sample", run.split.description, []))
+    sections += [
         ReportSection(
-            "Random noise",
+            "Random noise (fitted frames)",
             "Spread of depth minus its local 9x9 median on the reference regions (away from their borders), per 10 cm depth bin and per incidence angle: real frames against frames simulated from the same reference geometry.",
             ["noise_curves.png"],
         ),
         ReportSection(
-            "Dropouts",
+            "Dropouts (fitted frames)",
             "Share of returns by incidence angle (away from edges) and of no-returns by distance to the nearest depth edge.",
             ["dropout_curves.png"],
         ),
         ReportSection(
-            "Depth minus reference",
+            "Depth minus reference (fitted frames)",
             "All of the error at once: random noise, slow warps and bias.",
             ["residuals.png"],
         ),
@@ -228,43 +269,55 @@ def write_calibration_report(
     return write_html_report(folder, "sim2real depth calibrate", sections)
 
 
-def write_gap_report(folder: str | Path, gap, refs: list[ReferenceFrame], profiles: dict) -> Path:
-    """``folder/index.html``: the metric table, real vs simulated frames, histograms, curves."""
+def write_gap_report(folder: str | Path, gap, refs: list[ReferenceFrame]) -> Path:
+    """``folder/index.html``: the metric table, real vs simulated frames, histograms, curves
+    (one set per group of profiles judged on the same data)."""
     from sim2real.core.report import ReportSection, write_html_report
     from sim2real.sensors.simulate import simulate_reference
 
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    sims = {g.profile: g.simulated for g in gap.gaps}
-    residual_histograms_png(folder / "residuals.png", gap.real, sims)
-    noise_curves_png(folder / "noise_curves.png", gap.real, sims)
-    dropout_curves_png(folder / "dropout_curves.png", gap.real, sims)
+    groups: dict[int, list] = {}
+    for g in gap.gaps:
+        groups.setdefault(id(g.real), []).append(g)
+    sections = [
+        ReportSection(
+            "Gap per profile",
+            "Each profile judged on the frames (or held-out planes) it was not fitted to. "
+            "w1_mm: Wasserstein-1 of depth - reference; valid_rate_pp: |sim - real| valid "
+            "pixels [pp]; valid_rate_region_pp_max: the worst plane or part; edge_profile_pp: "
+            "mean |sim - real| no-return rate 0-15 px from edges; noise_bins_within_25pct: share "
+            "of 10 cm bins (>= 2000 px) whose local-noise spread is within 25 % (higher is "
+            "better); noise_spread_rel_max: the worst bin.",
+            [],
+            _gap_rows(gap),
+        )
+    ]
+    for k, members in enumerate(groups.values()):
+        real = members[0].real
+        sims = {g.profile: g.simulated for g in members}
+        names = [f"residuals_{k}.png", f"noise_curves_{k}.png", f"dropout_curves_{k}.png"]
+        residual_histograms_png(folder / names[0], real, sims)
+        noise_curves_png(folder / names[1], real, sims)
+        dropout_curves_png(folder / names[2], real, sims)
+        sections.append(
+            ReportSection(
+                f"Judged on {members[0].judged_on}: {', '.join(sims)}",
+                "Depth minus reference, random noise, dropouts.",
+                names,
+            )
+        )
     frames = []
     for i, ref in enumerate(refs[:3]):
         name = f"frame_{i}_real_vs_sim.png"
-        real_vs_simulated_png(
-            folder / name, ref, {k: simulate_reference(ref, p, seed=0) for k, p in profiles.items()}
-        )
+        sims = {g.profile: simulate_reference(ref, g.noise_profile, seed=0) for g in gap.gaps}
+        real_vs_simulated_png(folder / name, ref, sims)
         frames.append(name)
-    header, *rows = gap.table()
-    table = [
-        (row[0], "  ".join(f"{h}={v}" for h, v in zip(header[1:], row[1:], strict=True)))
-        for row in rows
-    ]
-    sections = [
-        ReportSection(
-            "Gap per profile (lower is better)",
-            "w1_mm: Wasserstein-1 of depth - reference; valid_rate_pp: |sim - real| valid pixels [pp]; valid_rate_by_incidence_pp: the same per incidence bin, mean; edge_profile_pp: mean |sim - real| no-return rate 0-15 px from edges; noise_spread_rel_max: worst 10 cm bin of |sim/real - 1| of the local noise spread.",
-            [],
-            table,
-        ),
+    sections.append(
         ReportSection(
             "Real and simulated frames",
             "The reference regions of each real frame, and the same geometry simulated with each profile.",
             frames,
-        ),
-        ReportSection("Depth minus reference", "", ["residuals.png"]),
-        ReportSection("Random noise", "", ["noise_curves.png"]),
-        ReportSection("Dropouts", "", ["dropout_curves.png"]),
-    ]
+        )
+    )
     return write_html_report(folder, "sim2real depth gap", sections)

@@ -16,6 +16,9 @@ from scipy.optimize import least_squares
 from sim2real.sensors.reference_frame import ReferenceFrame
 from sim2real.sensors.render import shadow_candidates
 
+FIT_PIXEL_CAP = 1000
+"""A noise bin weighs as sqrt(its pixels) up to 1000 pixels: the large bins (a wall facing
+the camera) cannot outweigh the sparse ones, and every bin is to be right."""
 MIN_SHADOW_PIXELS = 200
 SHADOW_PROBE_BASELINE_M = 0.05
 """A typical stereo / structured-light baseline: if the shadows it would cast are not dark,
@@ -58,12 +61,14 @@ def fit_baseline(refs: list[ReferenceFrame]) -> Estimate:
     shadow one). Uncertainty: the 5 mm step."""
     from sim2real.sensors.reference import fill_gaps_along_rows
 
-    filled = [(fill_gaps_along_rows(r.depth_m), r.depth_m == 0, r.camera.fx) for r in refs]
+    filled = [
+        (fill_gaps_along_rows(r.depth_m), r.depth_m == 0, r.camera.fx, _readable(r)) for r in refs
+    ]
 
     def score(b: float) -> tuple[int, int]:
         tp = predicted = 0
-        for depth, invalid, fx in filled:
-            s = shadow_candidates(depth, fx, b, margin_px=0.0)
+        for depth, invalid, fx, readable in filled:
+            s = shadow_candidates(depth, fx, b, margin_px=0.0) & readable
             tp += int((s & invalid).sum())
             predicted += int(s.sum())
         return tp, predicted
@@ -105,6 +110,11 @@ def fit_baseline(refs: list[ReferenceFrame]) -> Estimate:
     return Estimate(round(best, 4), tp, std=0.005)
 
 
+def _readable(ref: ReferenceFrame) -> np.ndarray:
+    """(H, W) bool: pixels a calibration may read (not withheld for a spatial hold-out)."""
+    return np.ones(ref.depth_m.shape, bool) if ref.withheld is None else ~ref.withheld
+
+
 def fit_quantization(
     refs: list[ReferenceFrame], baseline_m: float | None
 ) -> tuple[Estimate, Estimate]:
@@ -115,7 +125,7 @@ def fit_quantization(
     k f |B| px; it needs the baseline."""
     gaps_by_z: list[tuple[float, float, int]] = []
     for ref in refs:
-        z = ref.depth_m[ref.depth_m > 0].astype(np.float64)
+        z = ref.depth_m[ref.fit_valid].astype(np.float64)
         for k in np.unique(np.floor(z / 0.1)):
             zb = z[(z >= k * 0.1) & (z < (k + 1) * 0.1)]
             if zb.size < 2000:
@@ -174,7 +184,7 @@ def fit_axial_formula(
     """Weighted least squares of a + b (z - c)^2 + d / sqrt(z) theta^2 / (pi/2 - theta)^2 to
     per-bin sigmas (relative error, weight sqrt(pixels)); ``free`` masks the fitted params,
     the others stay at ``start``."""
-    weights = np.sqrt(pixels) / np.maximum(sigma, 1e-6)
+    weights = np.sqrt(np.minimum(pixels, FIT_PIXEL_CAP)) / np.maximum(sigma, 1e-6)
 
     def residual(p_free: np.ndarray) -> np.ndarray:
         p = start.copy()

@@ -91,3 +91,14 @@ def get_preset(name: str) -> SensorPreset:
         )
     preset = _load_preset(name)
     return SensorPreset(preset.name, preset.camera, preset.profile.model_copy(deep=True))
+
+
+def resolve_profile(value: str) -> tuple[str, NoiseProfile]:
+    """(name, profile) of a preset name or a profile YAML file (a sensor file's ``noise:``
+    section too); the name of a file is its stem."""
+    from sim2real.sensors.profile import load_profile
+
+    path = Path(value)
+    if path.suffix.lower() in (".yaml", ".yml") or path.is_file():
+        return path.stem, load_profile(path)
+    return value, get_preset(value).profile

@@ -169,7 +169,36 @@ class FittedValue(_Config):
     value: float = Field(..., description="the value written into the profile")
     std: float | None = Field(None, ge=0, description="bootstrap std over regions (same unit)")
     pixels: int = Field(0, ge=0, description="pixels of real data behind it")
-    status: str = Field(..., description="'fitted', or 'base: <why the data could not fit it>'")
+    status: str = Field(
+        ...,
+        description="'fitted', 'base: <why the data could not fit it>', 'off: <why>', or in a "
+        "preset 'data sheet: <source>' / 'assumption: <why>'",
+    )
+
+
+class FrameRecord(_Config):
+    """A real frame named by its file and by a digest of its depth (so a renamed copy is
+    still recognised)."""
+
+    source: str = Field(..., description="the frame's file as given")
+    digest: str = Field(..., description="sha1 of its depth in metres (float32), 16 hex digits")
+
+
+class HoldoutRecord(_Config):
+    """How a calibrated profile was judged out of sample (written by ``depth calibrate``):
+    on frames it was not fitted to, or, with one frame, on planes it was not fitted to."""
+
+    kind: str = Field(..., description="'frames', 'planes' (spatial hold-out) or 'none'")
+    fit_frames: list[FrameRecord] = Field(..., description="frames the values were fitted to")
+    heldout_frames: list[FrameRecord] = Field([], description="frames kept out of the fit")
+    heldout_planes: dict[str, list[list[float]]] = Field(
+        {}, description="frame digest -> planes kept out of the fit, as [nx, ny, nz, offset_m]"
+    )
+    base_profile: str = Field("", description="the profile the calibration started from")
+    metrics: dict[str, float] = Field({}, description="gap of this profile on the held-out data")
+    base_metrics: dict[str, float] = Field({}, description="gap of the base on the same data")
+    targets_met: dict[str, bool] = Field({}, description="target name -> met on held-out data")
+    summary: str = Field("", description="one line for people")
 
 
 class NoiseProfile(_Config):
@@ -208,7 +237,12 @@ class NoiseProfile(_Config):
     distortion: DepthDistortion | None = Field(None, description="per-device depth error")
     quantization: OutputQuantization | None = Field(None, description="output depth unit")
     calibration: dict[str, FittedValue] | None = Field(
-        None, description="written by `depth calibrate`: term.field -> how it was fitted"
+        None,
+        description="term.field -> where the value comes from: 'data sheet' / 'assumption' "
+        "in a preset; written by `depth calibrate`: fitted, or kept from the base and why",
+    )
+    validation: HoldoutRecord | None = Field(
+        None, description="written by `depth calibrate`: the out-of-sample check"
     )
 
     @field_validator("disparity")

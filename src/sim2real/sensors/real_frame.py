@@ -47,6 +47,75 @@ def _count_invalid(path: Path, encoding: str) -> tuple[int, int]:
     return int((~finite).sum()), int((raw[finite] < 0).sum())
 
 
+FIXED_SCALES = {"tum": 1.0 / 5000.0, "sun": 0.001}
+"""Metres per unit of the encodings whose unit is fixed by their dataset's format."""
+PLAUSIBLE_MEDIAN_M = (0.05, 25.0)
+"""The median return of a real depth frame lies between 5 cm (the shortest-range preset,
+D405, starts at 7 cm) and 25 m; outside, the depth unit is wrong."""
+
+
+def _stated_scale(camera: CameraIntrinsics | None) -> float | None:
+    """The camera file's depth_scale when the file states one (not the default)."""
+    if camera is None or "depth_scale" not in camera.model_fields_set:
+        return None
+    return camera.depth_scale
+
+
+def _check_unit_witnesses(path: Path, encoding: str, camera: CameraIntrinsics | None) -> None:
+    """InputError(path, 'depth_scale') when the unit the frame carries (its sidecar, its
+    encoding's fixed unit) contradicts the one the camera file states."""
+    from sim2real.core.depth_io import sidecar_path
+
+    stated = _stated_scale(camera)
+    if stated is None:
+        return
+    witness, what = None, ""
+    if encoding in FIXED_SCALES:
+        witness, what = FIXED_SCALES[encoding], f"the {encoding} encoding stores"
+    elif encoding == "png" and sidecar_path(path).is_file():
+        try:
+            data = json.loads(sidecar_path(path).read_text())
+        except (OSError, ValueError):
+            data = None  # read_depth reports a broken sidecar
+        if isinstance(data, dict) and isinstance(data.get("depth_scale"), int | float):
+            witness, what = (
+                float(data["depth_scale"]),
+                f"its sidecar {sidecar_path(path).name} says",
+            )
+    if witness is not None and not np.isclose(witness, stated, rtol=1e-6, atol=0):
+        raise InputError(
+            path,
+            "depth_scale",
+            f"{what} {witness:g} m per unit but the camera file states {stated:g}: the depth "
+            "unit contradicts the camera file; pass --depth-scale to say which holds",
+        )
+
+
+def check_plausible_depth(path, depth_m: np.ndarray, scale: float | None) -> None:
+    """InputError(path, 'depth_scale') when the returns lie where no depth camera works: the
+    unit the frame was read with is wrong (metres-like integers, millimetres as metres...)."""
+    z = depth_m[depth_m > 0]
+    if z.size == 0:
+        return
+    median = float(np.median(z))
+    lo, hi = PLAUSIBLE_MEDIAN_M
+    if lo <= median <= hi:
+        return
+    how = f"read with {scale:g} m per unit" if scale is not None else "read in its own unit"
+    hint = (
+        "the values look like a coarser unit (metres or centimetres as integers?)"
+        if median < lo
+        else "the values look like a finer unit (millimetres read as metres?)"
+    )
+    raise InputError(
+        path,
+        "depth_scale",
+        f"{how}, the median return lies at {median:.4g} m ({np.min(z):.4g}-{np.max(z):.4g} m), "
+        f"outside any depth camera's range ({lo:g}-{hi:g} m): {hint}; check --depth-scale or "
+        "the camera file's depth_scale",
+    )
+
+
 def _image_scale(path: Path, encoding: str, camera: CameraIntrinsics | None) -> float | None:
     """The camera's depth_scale for an integer png/tiff without a sidecar scale, else None."""
     from sim2real.core.depth_io import sidecar_path
@@ -188,6 +257,7 @@ def load_real_frame(
         raise InputError(path, None, "depth frame not found")
     if path.suffix.lower() in CLOUD_SUFFIXES:
         depth, camera = _cloud_to_depth(path, camera)
+        check_plausible_depth(path, depth, None)
     else:
         if camera is None:
             raise InputError(
@@ -196,8 +266,10 @@ def load_real_frame(
         enc = _encoding_of(path, encoding)
         non_finite, negative = _count_invalid(path, enc)
         if depth_scale is None:
+            _check_unit_witnesses(path, enc, camera)
             depth_scale = _image_scale(path, enc, camera)
         depth = read_depth(path, encoding=encoding, depth_scale=depth_scale)
+        check_plausible_depth(path, depth, depth_scale)
         if non_finite or negative:
             warnings.warn(
                 f"{path}: {non_finite} non-finite and {negative} negative depth values "

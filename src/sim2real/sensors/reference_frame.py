@@ -3,7 +3,8 @@ measurement compare the sensor (or a simulation of it) against."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import hashlib
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -52,7 +53,46 @@ class ReferenceFrame:
     """bool, pixels whose whole NOISE_WINDOW_PX window lies in their own region: the only
     pixels the per-pixel noise statistics use."""
     regions: list[Region] = field(default_factory=list)
+    withheld: np.ndarray | None = None
+    """bool, pixels of regions held out of a calibration (spatial hold-out): the estimators
+    that read the whole frame (depth levels, range) leave them out. None = none."""
 
     @property
     def in_region(self) -> np.ndarray:
         return self.region_id != NO_REGION
+
+    @property
+    def fit_valid(self) -> np.ndarray:
+        """bool, returns that a calibration may read (not withheld)."""
+        valid = self.depth_m > 0
+        return valid if self.withheld is None else valid & ~self.withheld
+
+    @property
+    def digest(self) -> str:
+        """16 hex digits of the sha1 of the measured depth (float32 metres) and its shape."""
+        depth = np.ascontiguousarray(self.depth_m, dtype=np.float32)
+        h = hashlib.sha1(str(depth.shape).encode())
+        h.update(depth.tobytes())
+        return h.hexdigest()[:16]
+
+
+def subset_regions(ref: ReferenceFrame, keep: list[int]) -> ReferenceFrame:
+    """``ref`` with only the regions ``keep`` (renumbered in that order); the pixels of the
+    others are ``withheld`` (no region, and left out of whole-frame estimates)."""
+    lookup = np.full(len(ref.regions) + 1, NO_REGION, dtype=np.int32)
+    for new, old in enumerate(keep):
+        lookup[old] = new
+    region_id = np.where(ref.in_region, lookup[ref.region_id], NO_REGION).astype(np.int32)
+    dropped = ref.in_region & (region_id == NO_REGION)
+    inside = region_id != NO_REGION
+    withheld = dropped if ref.withheld is None else dropped | ref.withheld
+    return replace(
+        ref,
+        ref_depth_m=np.where(inside, ref.ref_depth_m, 0).astype(np.float32),
+        normal_cam=np.where(inside[..., None], ref.normal_cam, 0).astype(np.float32),
+        incidence_rad=np.where(inside, ref.incidence_rad, 0).astype(np.float32),
+        region_id=region_id,
+        interior=ref.interior & inside,
+        regions=[ref.regions[k] for k in keep],
+        withheld=withheld,
+    )

@@ -3,14 +3,16 @@ frames and on frames simulated from the same reference (so calibration can match
 gap can compare them without one side's estimator bias favouring it).
 
 - **local noise**: depth minus the median of its 9×9 window (valid pixels of the window),
-  at interior pixels of the reference regions: the random per-pixel noise without the slow
-  warps of the surface. Its spread is the standard deviation of the residuals between their
-  0.5th and 99.5th percentiles (robust to the odd flying pixel, and exact enough under
-  quantization, where a MAD collapses to 0).
+  at interior pixels of the reference regions (whose 9×9 window lies in their own region):
+  the random per-pixel noise without the slow warps of the surface, and whatever the dropout
+  pattern (the median is over the window's returns, at pixels whose window mostly returns).
+  Its spread is the standard deviation of the residuals between their 1st and 99th
+  percentiles (robust to the odd flying pixel, and exact enough under quantization, where a
+  MAD collapses to 0).
 - **reference residual**: depth minus the reference depth, at region pixels more than 3 px from
   an edge: noise, warps and bias together.
-- **valid rate**: returns among region pixels, overall, per incidence-angle bin and per
-  distance to the nearest depth edge.
+- **valid rate**: returns among region pixels, overall, per region (plane or part), per
+  incidence-angle bin and per distance to the nearest depth edge.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import ndimage
 
 from sim2real.sensors.reference_frame import NOISE_WINDOW_PX, ReferenceFrame
 
@@ -28,11 +31,11 @@ EDGE_DISTANCES_PX = np.arange(0, 16)
 MIN_VALID_IN_WINDOW = (NOISE_WINDOW_PX * NOISE_WINDOW_PX) // 2 + 1
 NOISE_SAMPLES_PER_FRAME = 40_000
 REFERENCE_EDGE_CLEARANCE_PX = 3.0
-TRIM_PERCENT = 0.5
+TRIM_PERCENT = 1.0
 
 
 def trimmed_std(values: np.ndarray) -> float:
-    """Std of the values between their 0.5th and 99.5th percentiles (nan for < 2 values)."""
+    """Std of the values between their 1st and 99th percentiles (nan for < 2 values)."""
     if values.size < 2:
         return float("nan")
     lo, hi = np.percentile(values, [TRIM_PERCENT, 100 - TRIM_PERCENT])
@@ -95,14 +98,14 @@ class PixelTables:
         )
 
 
-def noise_sample_pixels(ref: ReferenceFrame, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """A fixed random subset of the interior pixels (at most NOISE_SAMPLES_PER_FRAME), the same
-    for the real frame and every simulation of it."""
+def noise_sample_pixels(
+    ref: ReferenceFrame, seed: int = 0, limit: int = NOISE_SAMPLES_PER_FRAME
+) -> tuple[np.ndarray, np.ndarray]:
+    """A fixed random subset of the interior pixels (at most ``limit``), the same for the real
+    frame and every simulation of it."""
     v, u = np.nonzero(ref.interior)
-    if v.size > NOISE_SAMPLES_PER_FRAME:
-        pick = np.sort(
-            np.random.default_rng(seed).choice(v.size, NOISE_SAMPLES_PER_FRAME, replace=False)
-        )
+    if v.size > limit:
+        pick = np.sort(np.random.default_rng(seed).choice(v.size, limit, replace=False))
         v, u = v[pick], u[pick]
     return v, u
 
@@ -137,6 +140,17 @@ def pixel_tables(
         excluded=excluded[in_region],
         region=ref.region_id[in_region] + region_offset,
     )
+
+
+def noise_pixels_by_bin(ref: ReferenceFrame, depth_m: np.ndarray) -> dict[int, int]:
+    """{10 cm depth bin: interior pixels of ``ref`` that the local-noise statistic can use in
+    ``depth_m``} (a return whose 9×9 window mostly returns): the bin's size, whatever share of
+    it a sample draws."""
+    valid = depth_m > 0
+    count = ndimage.uniform_filter(valid.astype(np.float32), NOISE_WINDOW_PX, mode="constant")
+    usable = ref.interior & valid & (count * NOISE_WINDOW_PX**2 >= MIN_VALID_IN_WINDOW - 0.5)
+    bins, n = np.unique(depth_bins(ref.ref_depth_m[usable]), return_counts=True)
+    return {int(b): int(k) for b, k in zip(bins, n, strict=True)}
 
 
 def region_weights(region: np.ndarray, weights_by_region: np.ndarray | None) -> np.ndarray | None:
@@ -216,6 +230,18 @@ def valid_rates(
         if r[1] >= min_pixels // 4:
             out["edge"][int(d)] = r
     return out
+
+
+def valid_rate_by_region(t: PixelTables, min_pixels: int = 1) -> dict[int, tuple[float, int]]:
+    """{region: (share of its pixels that return, pixels)}, every pixel counted (the emitter's
+    shadow included), for regions with at least ``min_pixels``."""
+    regions, n = np.unique(t.region, return_counts=True)
+    returned = np.bincount(t.region, weights=t.valid, minlength=int(regions.max(initial=0)) + 1)
+    return {
+        int(r): (float(returned[r] / k), int(k))
+        for r, k in zip(regions, n, strict=True)
+        if k >= min_pixels
+    }
 
 
 def reference_residuals_by_bin(t: PixelTables) -> dict[int, np.ndarray]:
