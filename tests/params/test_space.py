@@ -5,7 +5,7 @@ import pytest
 import yaml
 
 from sim2real.core.errors import InputError
-from sim2real.params.space import Param, ParamSpace, Prior, load_param_space
+from sim2real.params.space import JointPrior, Param, ParamSpace, Prior, load_param_space
 
 
 def space():
@@ -72,3 +72,38 @@ def test_duplicate_names_and_replace():
         ParamSpace(params=[Param(**p), Param(**p)])
     s = space().replace(mass=20.0, damp=1.5)
     assert s.nominal().tolist() == [10.0, 1.5, 9.81]  # clipped to the bounds
+
+
+def test_joint_prior_draws_follow_its_covariance_and_round_trip(tmp_path):
+    # ln(mass) and damping correlated at -0.6; the fixed parameter is untouched
+    cov = [[0.09, -0.0072], [-0.0072, 0.0016]]  # sd 0.3 (ln), 0.04
+    s = space().model_copy(
+        update={"joint": JointPrior(names=["mass", "damp"], mean=[0.0, 0.5], cov=cov)}
+    )
+    s = ParamSpace.model_validate(s.model_dump())
+    x = s.sample(20000, np.random.default_rng(1))
+    z = np.column_stack([np.log(x[:, 0]), x[:, 1]])
+    assert z.mean(axis=0) == pytest.approx([0.0, 0.5], abs=0.01)
+    assert np.cov(z, rowvar=False) == pytest.approx(np.array(cov), rel=0.05)
+    assert (x[:, 2] == 9.81).all()
+    s.to_yaml(tmp_path / "dr.yaml")
+    assert load_param_space(tmp_path / "dr.yaml") == s
+    assert s.replace(mass=2.0).joint == s.joint
+
+
+@pytest.mark.parametrize(
+    ("joint", "needle"),
+    [
+        ({"names": ["a", "zz"], "mean": [0, 0], "cov": [[1, 0], [0, 1]]}, "unknown parameters zz"),
+        ({"names": ["a"], "mean": [0, 0], "cov": [[1]]}, "mean needs 1"),
+        ({"names": ["a", "b"], "mean": [0, 0], "cov": [[1, 2], [2, 1]]}, "positive semi"),
+        ({"names": ["a", "b"], "mean": [0, 0], "cov": [[1, 0.5], [0.4, 1]]}, "symmetric"),
+    ],
+)
+def test_bad_joint_prior_is_named(tmp_path, joint, needle):
+    params = [{"name": n, "target": "t", "nominal": 0.5, "bounds": [0, 1]} for n in ("a", "b")]
+    path = tmp_path / "spec.yaml"
+    path.write_text(yaml.safe_dump({"params": params, "joint": joint}))
+    with pytest.raises(InputError) as err:
+        load_param_space(path)
+    assert needle in str(err.value)

@@ -20,7 +20,9 @@ clipped to the parameter's physical bounds (the environment's space).
 
 The ``dr.yaml`` written by system identification (a ``ParamSpace``: top-level ``params:``)
 plugs in directly: each parameter becomes a reset-mode absolute term drawn from its prior
-(normal or log-normal truncated to its bounds) or uniformly over its bounds.
+(normal or log-normal truncated to its bounds) or uniformly over its bounds, except those of
+its ``joint`` block (the fit's covariance), which one :class:`JointTerm` draws together so
+that combinations the fit pinned stay pinned.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 
 from sim2real.core.errors import InputError
 from sim2real.core.yaml_io import read_yaml
-from sim2real.params.space import ParamSpace
+from sim2real.params.space import JointPrior, ParamSpace
 
 CONFIG_DIR = Path(__file__).parent / "configs"
 
@@ -109,11 +111,39 @@ class Term(BaseModel):
         return draw
 
 
+class JointTerm(BaseModel):
+    """Parameters drawn together, absolute values from a multivariate normal (a sysid
+    ``dr.yaml``'s ``joint``): ``targets`` name one environment parameter each (name or
+    target), ``log`` says which are drawn in ln (the prior's scale coordinates), draws
+    outside ``bounds`` are redrawn as a whole."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+    name: str = "joint"
+    mode: Literal["startup", "reset"] = "reset"
+    targets: list[str] = Field(..., min_length=1)
+    log: list[bool]
+    bounds: list[tuple[float, float]]
+    prior: JointPrior
+
+    @model_validator(mode="after")
+    def _sizes(self) -> JointTerm:
+        k = len(self.targets)
+        if len(self.log) != k or len(self.bounds) != k or len(self.prior.names) != k:
+            raise ValueError(f"targets: log, bounds and prior need {k} entries each")
+        return self
+
+    def draw(self, size: int, rng: np.random.Generator) -> np.ndarray:
+        """(size, k) draws."""
+        lo, hi = np.array(self.bounds, dtype=float).T
+        return self.prior.draw(size, rng, np.array(self.log), lo, hi)
+
+
 class Randomization(BaseModel):
-    """An ordered list of terms."""
+    """An ordered list of terms, then the joint draws."""
 
     model_config = ConfigDict(extra="forbid")
     terms: list[Term] = Field(default_factory=list)
+    joint: list[JointTerm] = Field(default_factory=list)
     _key: str = PrivateAttr("terms")
     """How errors name a term: ``terms`` (a DR file) or ``params`` (a ParamSpace file)."""
 
@@ -151,9 +181,19 @@ def randomization_from_dict(data: Any, source: str | Path) -> Randomization:
 
 def from_param_space(space: ParamSpace) -> Randomization:
     """Each parameter: a reset-mode absolute term from its prior, truncated to its bounds
-    (uniform over the bounds without a prior; log-uniform for a log-scale parameter)."""
-    terms = []
+    (uniform over the bounds without a prior; log-uniform for a log-scale parameter); the
+    ``joint`` parameters: one joint term."""
+    terms, joint = [], []
+    together = set(space.joint.names) if space.joint is not None else set()
+    if space.joint is not None:
+        ps = [space.params[space.index(n)] for n in space.joint.names]
+        joint.append(
+            JointTerm(targets=[p.target for p in ps], log=[p.scale == "log" for p in ps],
+                      bounds=[p.bounds for p in ps], prior=space.joint)
+        )  # fmt: skip
     for p in space.params:
+        if p.name in together:
+            continue
         lo, hi = p.bounds
         prior = p.prior
         if prior is not None and prior.kind == "normal":
@@ -173,7 +213,7 @@ def from_param_space(space: ParamSpace) -> Randomization:
                 bounds=(lo, hi),
             )
         )
-    out = Randomization(terms=terms)
+    out = Randomization(terms=terms, joint=joint)
     out._key = "params"
     return out
 
@@ -200,7 +240,7 @@ def load_randomization(
 class BoundTerm:
     """A term resolved against an environment's parameter space: the columns it writes."""
 
-    term: Term
+    term: Term | JointTerm
     columns: np.ndarray  # (k,) int
 
 
@@ -238,6 +278,20 @@ class Randomizer:
                     f"(parameters: {', '.join(names)})",
                 )
             self.bound.append(BoundTerm(term, np.asarray(cols, dtype=int)))
+        for i, jt in enumerate(dr.joint):
+            cols = []
+            for k, pattern in enumerate(jt.targets):
+                hits = [j for j, (n, t) in enumerate(zip(names, targets, strict=True))
+                        if pattern in (n, t)]  # fmt: skip
+                if len(hits) != 1:
+                    raise InputError(
+                        source,
+                        f"joint[{i}].targets[{k}]",
+                        f"{pattern!r} must name one parameter of the environment, found "
+                        f"{len(hits)} (parameters: {', '.join(names)})",
+                    )
+                cols.append(hits[0])
+            self.bound.append(BoundTerm(jt, np.asarray(cols, dtype=int)))
 
     def terms(self, mode: str) -> list[BoundTerm]:
         return [b for b in self.bound if b.term.mode == mode]
@@ -262,6 +316,11 @@ class Randomizer:
         if rows.size == 0:
             return
         for b in bound:
+            if isinstance(b.term, JointTerm):
+                draw = b.term.draw(rows.size, rng)
+                cols = b.columns
+                values[rows[:, None], cols] = np.clip(draw, self.lower[cols], self.upper[cols])
+                continue
             for j in b.columns:
                 draw = b.term.draw(rows.size, rng)
                 v = b.term.value(draw, self.nominal[j])

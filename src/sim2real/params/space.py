@@ -11,6 +11,10 @@ linear or logarithmic in between. YAML form::
         bounds: [0.05, 1.0]
         scale: log
         prior: {kind: normal, mean: 0.2, std: 0.05}
+    joint:                      # optional: parameters drawn together (see JointPrior)
+      names: [mass_kg, com_z_m]
+      mean: [-1.609, -0.5]      # scale coordinates: ln(value) for log-scale parameters
+      cov: [[0.01, -0.0004], [-0.0004, 0.0004]]
 """
 
 from __future__ import annotations
@@ -76,11 +80,60 @@ class Param(BaseModel):
         return self.bounds[0] < self.bounds[1]
 
 
+class JointPrior(BaseModel):
+    """A multivariate normal over several parameters, drawn together (e.g. the covariance of
+    a fit, so that parameters the data pins only in combination keep that combination).
+    ``mean`` and ``cov`` are in *scale coordinates*: the value for a linear parameter, its
+    natural log for a log-scale one. Draws outside the parameters' bounds are redrawn as a
+    whole vector."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+    names: list[str] = Field(..., min_length=1, description="parameters drawn together")
+    mean: list[float] = Field(..., description="mean in scale coordinates")
+    cov: list[list[float]] = Field(..., description="covariance in scale coordinates")
+
+    @model_validator(mode="after")
+    def _shapes(self) -> JointPrior:
+        k = len(self.names)
+        if len(set(self.names)) != k:
+            raise ValueError("a parameter is named twice")
+        if len(self.mean) != k or len(self.cov) != k or any(len(r) != k for r in self.cov):
+            raise ValueError(f"mean needs {k} entries and cov {k} x {k}")
+        c = np.asarray(self.cov, dtype=float)
+        if not np.allclose(c, c.T, rtol=1e-6, atol=1e-15):
+            raise ValueError("cov is not symmetric")
+        if np.linalg.eigvalsh(c).min() < -1e-9 * max(float(np.abs(c).max()), 1e-300):
+            raise ValueError("cov is not positive semi-definite")
+        return self
+
+    def draw(
+        self, n: int, rng: np.random.Generator, log: np.ndarray, lo: np.ndarray, hi: np.ndarray
+    ) -> np.ndarray:
+        """(n, k) values; ``log`` (k,) bool scale of each, ``lo`` / ``hi`` (k,) bounds."""
+        mean, cov = np.asarray(self.mean), np.asarray(self.cov)
+        w, V = np.linalg.eigh(cov)
+        root = V * np.sqrt(np.clip(w, 0.0, None))
+
+        def raw(m: int) -> np.ndarray:
+            z = mean + rng.standard_normal((m, len(mean))) @ root.T
+            return np.where(log, np.exp(np.minimum(z, 700.0)), z)
+
+        out = raw(n)
+        for _ in range(100):
+            bad = np.flatnonzero(((out < lo) | (out > hi)).any(axis=1))
+            if bad.size == 0:
+                return out
+            out[bad] = raw(bad.size)
+        return np.clip(out, lo, hi)
+
+
 class ParamSpace(BaseModel):
-    """Ordered parameters; arrays of values are ``(..., P)`` in the order of ``params``."""
+    """Ordered parameters; arrays of values are ``(..., P)`` in the order of ``params``.
+    ``joint``: optional parameters drawn together by :meth:`sample`."""
 
     model_config = ConfigDict(extra="forbid")
     params: list[Param]
+    joint: JointPrior | None = None
 
     @model_validator(mode="after")
     def _unique(self) -> ParamSpace:
@@ -88,6 +141,10 @@ class ParamSpace(BaseModel):
         dup = sorted({n for n in names if names.count(n) > 1})
         if dup:
             raise ValueError(f"duplicate parameter names: {', '.join(dup)}")
+        if self.joint is not None:
+            unknown = [n for n in self.joint.names if n not in names]
+            if unknown:
+                raise ValueError(f"joint: unknown parameters {', '.join(unknown)}")
         return self
 
     def __len__(self) -> int:
@@ -143,13 +200,21 @@ class ParamSpace(BaseModel):
         return np.clip(values, self.lower(), self.upper())
 
     def sample(self, n: int, rng: np.random.Generator, *, use_prior: bool = True) -> np.ndarray:
-        """(n, P) samples: each parameter from its prior (truncated to its bounds by
-        resampling) when it has one and ``use_prior``, else uniform in its scale."""
+        """(n, P) samples: the ``joint`` parameters together, each other parameter from its
+        prior (truncated to its bounds by resampling) when it has one and ``use_prior``, else
+        uniform in its scale."""
         out = self.from_unit(rng.random((n, len(self))))
+        if not use_prior:
+            return out
         for j, p in enumerate(self.params):
-            if not use_prior or p.prior is None or p.prior.kind == "uniform" or not p.free:
+            if p.prior is None or p.prior.kind == "uniform" or not p.free:
                 continue
             out[:, j] = _truncated(p, n, rng)
+        if self.joint is not None:
+            cols = [self.index(name) for name in self.joint.names]
+            out[:, cols] = self.joint.draw(
+                n, rng, self._log()[cols], self.lower()[cols], self.upper()[cols]
+            )
         return out
 
     def replace(self, values: dict[str, float] | None = None, **kwargs: Any) -> ParamSpace:
@@ -164,7 +229,7 @@ class ParamSpace(BaseModel):
                 v = float(np.clip(values[p.name], *p.bounds))
                 p = p.model_copy(update={"nominal": v})
             params.append(p)
-        return ParamSpace(params=params)
+        return ParamSpace(params=params, joint=self.joint)
 
     def to_yaml(self, path: str | Path) -> None:
         write_text_atomic(path, self.yaml_text())
@@ -173,7 +238,7 @@ class ParamSpace(BaseModel):
         data = self.model_dump(mode="json", exclude_defaults=True)
         for p in data["params"]:
             p["bounds"] = list(p["bounds"])
-        return yaml.safe_dump(data, sort_keys=False)
+        return yaml.safe_dump(data, sort_keys=False, width=100)
 
 
 def _truncated(p: Param, n: int, rng: np.random.Generator) -> np.ndarray:
