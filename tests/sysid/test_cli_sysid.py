@@ -49,7 +49,7 @@ def test_fit_and_eval_round_trip(tmp_path, synth_csv):
     path, _ = synth_csv
     out = tmp_path / "fitted.xml"
     proc = run_cli("sysid", "fit", "--model", "pendulum-dfki", "--log", path, "--holdout", path,
-                   "--out", out, "--time-budget", "3", "--max-evals", "60", "--quiet")  # fmt: skip
+                   "--out", out, "--max-iter", "3", "--quiet")  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert out.is_file() and (tmp_path / "dr.yaml").is_file()
     params = yaml.safe_load((tmp_path / "fitted.params.yaml").read_text())
@@ -58,3 +58,23 @@ def test_fit_and_eval_round_trip(tmp_path, synth_csv):
     assert ev.returncode == 0, ev.stderr
     reported = params["errors_rmse_rad"]["plain_mjcf"]["0.5s"]
     assert f"0.5 s segments: position RMSE {reported:.4f} rad" in ev.stdout
+
+
+def test_a_fit_at_its_bound_says_so_and_exits_0(tmp_path, synth_csv):
+    # the synthetic truth has damping 0.08 N m s: a spec capped at 0.05 must end there
+    path, _ = synth_csv
+    spec = yaml.safe_load(BUILTINS["pendulum-dfki"].spec.read_text())
+    for p in spec["params"]:
+        if p["name"] == "damping_Nm_s":
+            p["bounds"], p["nominal"] = [0.0, 0.05], 0.04
+    capped = tmp_path / "spec.yaml"
+    capped.write_text(yaml.safe_dump(spec))
+    out = tmp_path / "fitted.xml"
+    proc = run_cli("sysid", "fit", "--model", "pendulum-dfki", "--log", path, "--spec", capped,
+                   "--out", out, "--quiet")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "WARNING: damping_Nm_s = 0.05 is at its upper bound [0, 0.05]" in proc.stdout
+    params = yaml.safe_load((tmp_path / "fitted.params.yaml").read_text())
+    by = {p["name"]: p for p in params["params"]}
+    assert by["damping_Nm_s"]["at_bound"] and not by["mass_kg"]["at_bound"]
+    assert any("damping_Nm_s" in w for w in params["warnings"])

@@ -11,6 +11,7 @@ from sim2real.sim.builtin import BUILTINS
 from sim2real.sim.model import load_sim_model
 from sim2real.sysid.fit import FitConfig
 from sim2real.sysid.outputs import derived_quantities, dr_space, fitted_mjcf
+from sim2real.sysid.run import fit_config_for
 
 B = BUILTINS["pendulum-dfki"]
 
@@ -58,23 +59,55 @@ def test_dr_ranges_follow_the_uncertainty():
         params=[
             Param(name="a", target="t", nominal=1.0, bounds=(0.0, 10.0)),
             Param(name="b", target="t", nominal=1.0, bounds=(0.5, 1.05)),
+            Param(name="m", target="t", nominal=1.0, bounds=(0.1, 10.0), scale="log"),
         ]
     )
-    dr = dr_space(space, np.array([2.0, 1.0]), np.array([0.25, 0.1]))
-    assert dr.params[0].bounds == pytest.approx((1.5, 2.5))  # 2 std each side
-    assert dr.params[1].bounds == pytest.approx((0.8, 1.05))  # clipped to the spec's bounds
+    # unit-cube sd 0.025 (a: 0.25), 0.1 (b: 0.055), 0.05 (m: 0.05 * ln 100 = 0.23 in ln m)
+    cov_unit = np.diag([0.025, 0.1, 0.05]) ** 2
+    dr = dr_space(space, np.array([2.0, 1.0, 2.0]), cov_unit)
+    assert dr.params[0].bounds == pytest.approx((1.0, 3.0))  # 4 std each side
+    assert dr.params[1].bounds == pytest.approx((0.78, 1.05))  # clipped to the spec's bounds
+    assert dr.params[2].bounds == pytest.approx((2 * np.exp(-4 * 0.23026), 2 * np.exp(4 * 0.23026)), rel=1e-3)  # fmt: skip
     assert dr.params[0].prior.std == pytest.approx(0.25)
-    tiny = dr_space(space, np.array([2.0, 1.0]), np.array([0.0, 0.0]))
+    assert dr.params[2].prior.kind == "lognormal"
+    assert dr.params[2].prior.std == pytest.approx(0.05 * np.log(100))
+    j = dr.joint
+    assert j.names == ["a", "b", "m"] and j.mean == pytest.approx([2.0, 1.0, np.log(2.0)])
+    assert np.diag(j.cov) == pytest.approx([0.25**2, 0.055**2, (0.05 * np.log(100)) ** 2])
+    tiny = dr_space(space, np.array([2.0, 1.0, 2.0]), np.zeros((3, 3)))
     assert tiny.params[0].bounds == pytest.approx((1.96, 2.04))  # floor: 2 % of the value 2.0
+    assert tiny.joint is None
 
 
-def test_written_config_reads_back_equal(tmp_path, synth_csv):
-    from sim2real.sysid.run import identify
+def test_dr_yaml_draws_follow_the_fit_covariance(synth_fit, tmp_path):
+    """dr.yaml draws the free parameters jointly with the fit's covariance (in scale
+    coordinates: ln for the log-scale mass): sample covariance of 20000 draws against it.
+    Centred mid-range so that no bound truncates the draws (the synthetic truth puts the
+    friction and the delay at 0, their lower bounds)."""
+    result = synth_fit
+    result.write(tmp_path / "fitted.xml")
+    written = load_param_space(tmp_path / "dr.yaml")
+    assert written.joint == result.dr_space().joint
+    space, free = result.space, np.flatnonzero(result.space.free_mask())
+    cov_unit = result.fit.uncertainty.cov_unit
+    mid = space.from_unit(np.where(space.free_mask(), 0.5, 0.0))
+    dr = dr_space(space, mid, cov_unit)
+    log = np.array([space.params[j].scale == "log" for j in free])
+    lo, hi = space.lower()[free], space.upper()[free]
+    span = np.where(log, np.log(np.where(log, hi, 2.0) / np.where(log, lo, 1.0)), hi - lo)
+    want = cov_unit * np.outer(span, span)
+    x = dr.sample(20000, np.random.default_rng(0))[:, free]
+    got = np.cov(np.where(log, np.log(np.where(log, x, 1.0)), x), rowvar=False)
+    sd = np.sqrt(np.diag(want))
+    # variances within 5 %, correlations within 0.03 (sampling error of 20000 draws: ~1 %)
+    assert np.diag(got) == pytest.approx(np.diag(want), rel=0.05)
+    assert got / np.outer(sd, sd) == pytest.approx(want / np.outer(sd, sd), abs=0.03)
+    assert np.abs(want / np.outer(sd, sd) - np.eye(len(free))).max() > 0.3  # correlated
 
-    path, _ = synth_csv
-    cfg = FitConfig(time_budget_s=2, max_evals=30, bootstrap=0, restarts=0, seed=3)
-    result = identify("pendulum-dfki", [path], cfg=cfg, reference=False)
+
+def test_written_config_reads_back_equal(tmp_path, synth_fit):
+    result = synth_fit
     result.write(tmp_path / "fitted.xml")
     doc = yaml.safe_load((tmp_path / "fitted.config.yaml").read_text())
-    assert FitConfig.model_validate(doc["fit"]) == cfg
+    assert FitConfig.model_validate(doc["fit"]) == fit_config_for("pendulum-dfki", bootstrap=200)
     assert ParamSpace.model_validate({"params": doc["spec_params"]}) == result.space

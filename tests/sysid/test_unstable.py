@@ -16,11 +16,11 @@ def test_diverging_candidates_are_penalised_not_fatal(synth_csv, tmp_path):
             p["bounds"] = [-200.0, 0.5]  # strongly negative damping: the pendulum runs away
     bad = tmp_path / "spec.yaml"
     bad.write_text(yaml.safe_dump(spec))
-    cfg = FitConfig(time_budget_s=4, max_evals=120, bootstrap=20, restarts=0, ls_init=False,
-                    sigma0=0.5)  # fmt: skip
+    # random starts fall at strongly negative damping, where every segment diverges
+    cfg = FitConfig(bootstrap=20, ls_init=False, starts=2, max_iter=20)
     result = identify("pendulum-dfki", [path], spec=bad, cfg=cfg, reference=False)
     assert result.fit.unstable_evaluations > 0
-    assert np.isfinite(result.fit.cost) and result.fit.cost < result.fit.cost_nominal * 10
+    assert np.isfinite(result.fit.cost) and result.fit.cost < result.fit.cost_nominal
     assert np.isfinite(result.train_errors[0.5].rmse_rad)
 
 
@@ -35,7 +35,7 @@ def test_model_path_needs_spec_and_mapping_and_fits_with_them(synth_csv, tmp_pat
     xml.write_text(b.mjcf.read_text())
     with pytest.raises(InputError, match="parameter spec is needed"):
         identify(str(xml), [path])
-    cfg = FitConfig(time_budget_s=3, max_evals=40, bootstrap=0, restarts=0)
+    cfg = FitConfig(bootstrap=0, max_iter=3)
     result = identify(str(xml), [path], spec=b.spec, mapping=b.mapping, cfg=cfg)
     assert result.model_name == str(xml) and result.reference is None
     assert np.isfinite(result.fit.cost) and result.fit.cost <= result.fit.cost_nominal

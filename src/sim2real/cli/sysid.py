@@ -38,62 +38,53 @@ def fit_cmd(
             "--segment-s", help="Multiple-shooting segment length [s] (built-in's, else 0.5)."
         ),
     ] = None,
-    time_budget_s: Annotated[
-        float | None,
-        typer.Option("--time-budget", help="Optimizer time budget [s] (built-in's, else 40)."),
-    ] = None,
-    max_evals: Annotated[int, typer.Option("--max-evals", help="Evaluations at most.")] = 2500,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of CMA-ES and the bootstrap.")] = 0,
+    starts: Annotated[
+        int, typer.Option("--starts", help="Extra random starting points (with the seed).")
+    ] = 0,
+    max_iter: Annotated[
+        int, typer.Option("--max-iter", help="Optimizer iterations per start at most.")
+    ] = 100,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of extra starts and bootstrap.")] = 0,
     quiet: Annotated[bool, typer.Option("--quiet", help="Print only the output paths.")] = False,
 ) -> None:
-    """Fit the parameters of MODEL to LOGs (multiple shooting, CMA-ES) and write FITTED.xml,
-    its sidecar, parameters with uncertainty, dr.yaml and an optional report."""
+    """Fit the parameters of MODEL to LOGs (multiple shooting, bounded least squares run to
+    convergence) and write FITTED.xml, its sidecar, parameters with uncertainty, dr.yaml and
+    an optional report. Parameters left at a bound are reported (exit code 0)."""
     from sim2real.core.errors import InputError
-    from sim2real.sim.builtin import BUILTINS
-    from sim2real.sysid.fit import FitConfig
-    from sim2real.sysid.objective import ObjectiveConfig
-    from sim2real.sysid.run import identify
+    from sim2real.sysid.run import fit_config_for, identify
 
-    builtin = BUILTINS.get(model)
-    if segment_s is None:
-        segment_s = builtin.segment_s if builtin else 0.5
-    if time_budget_s is None:
-        time_budget_s = builtin.time_budget_s if builtin else 40.0
-    if segment_s <= 0 or time_budget_s <= 0 or max_evals < 10:
-        raise InputError(None, "--segment-s/--time-budget/--max-evals", "must be positive")
+    if (segment_s is not None and segment_s <= 0) or starts < 0 or max_iter < 1:
+        raise InputError(None, "--segment-s/--starts/--max-iter", "must be positive")
     if out.suffix.lower() != ".xml":
         raise InputError(None, "--out", f"the fitted model must be an .xml file, got {out}")
-    cfg = FitConfig(
-        objective=ObjectiveConfig(segment_s=segment_s),
-        time_budget_s=time_budget_s,
-        max_evals=max_evals,
-        seed=seed,
-    )
+    cfg = fit_config_for(model, segment_s=segment_s, starts=starts, max_iter=max_iter, seed=seed)
     result = _run_with_progress(
         lambda progress: identify(
             model, log, spec=spec, mapping=mapping, holdout=holdout, cfg=cfg, progress=progress
         ),
         quiet,
-        max_evals,
     )
     paths = result.write(out, report)
     if not quiet:
         for line in result.summary_lines():
             typer.echo(line)
+    else:
+        for note in result.fit.bound_notes():
+            typer.echo(f"WARNING: {note} (fit hit its bound)")
     for p in paths:
         typer.echo(f"wrote {p}")
 
 
-def _run_with_progress(job, quiet: bool, total: int):
+def _run_with_progress(job, quiet: bool):
     if quiet:
         return job(None)
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     with Progress(
-        TextColumn("fitting"), BarColumn(), TextColumn("{task.completed} evals"),
+        SpinnerColumn(), TextColumn("fitting"), TextColumn("{task.completed} parameter sets"),
         TextColumn("cost {task.fields[cost]:.4g}"), TimeElapsedColumn(), transient=True,
     ) as bar:  # fmt: skip
-        task = bar.add_task("fit", total=total, cost=float("nan"))
+        task = bar.add_task("fit", total=None, cost=float("nan"))
         return job(lambda n, cost: bar.update(task, completed=n, cost=cost))
 
 

@@ -21,9 +21,6 @@ class BuiltinModel:
     segment_s: float = 0.5
     """Recommended multiple-shooting segment length [s] (longer for chaotic systems, whose
     long-horizon behaviour short segments under-weight)."""
-    time_budget_s: float = 40.0
-    """Default optimizer time budget [s] (the whole fit stays within 60 s, or 5 min for the
-    double pendulum, on two cores)."""
 
     @property
     def mjcf(self) -> Path:
@@ -59,7 +56,6 @@ BUILTINS: dict[str, BuiltinModel] = {
         tuple(f"{_DP}/trajectory_{i:02d}.csv" for i in range(3)),
         (f"{_DP}/trajectory_03.csv",),
         segment_s=1.0,
-        time_budget_s=210.0,
     ),
     "servo-bam-xl330": BuiltinModel(
         "servo-bam-xl330",

@@ -17,7 +17,7 @@ import copy
 import mujoco
 import numpy as np
 
-from sim2real.params.space import Param, ParamSpace, Prior
+from sim2real.params.space import JointPrior, Param, ParamSpace, Prior
 from sim2real.sim.model import SimModel
 
 
@@ -84,38 +84,64 @@ def _torque_actuator(model: mujoco.MjModel, joint: int) -> int | None:
 def dr_space(
     space: ParamSpace,
     values: np.ndarray,
-    std: np.ndarray | None,
+    cov_unit: np.ndarray | None,
+    unidentified: np.ndarray | None = None,
     *,
-    n_sigma: float = 2.0,
+    n_sigma: float = 4.0,
     min_rel_width: float = 0.02,
+    prior_std_unit: float = 0.25,
 ) -> ParamSpace:
-    """Randomization ranges from the fit: nominal = fitted value, bounds = value +- n_sigma std
-    (at least +- ``min_rel_width`` of the value, or of the spec's range for values near 0),
-    clipped to the spec's bounds, with a normal prior (value, std). Fixed parameters stay
-    fixed."""
-    std = np.zeros(len(space)) if std is None else np.asarray(std)
-    params = []
-    for p, v, s in zip(space.params, values, std, strict=True):
-        lo, hi = p.bounds
-        if not p.free:
-            params.append(p.model_copy(update={"nominal": float(v)}))
-            continue
-        floor = min_rel_width * max(abs(v), 0.05 * (hi - lo))
-        half = max(n_sigma * float(s), floor)
-        b = (float(max(lo, v - half)), float(min(hi, v + half)))
-        prior = Prior(kind="normal", mean=float(v), std=float(max(s, half / n_sigma)))
-        params.append(
-            Param(
-                name=p.name,
-                target=p.target,
-                nominal=float(v),
-                bounds=b,
-                scale=p.scale if b[0] > 0 or p.scale == "linear" else "linear",
-                prior=prior,
-                description=f"fitted +- {n_sigma:g} std (std {s:.3g})",
-            )
+    """Randomization from the fit: the free parameters drawn together from a normal with the
+    fit's covariance (``joint``, in scale coordinates: the log of log-scale parameters), so
+    combinations the logs pin stay pinned and the rest varies as much as the logs allow.
+
+    ``cov_unit`` (F, F): covariance of the free parameters' unit coordinates;
+    ``unidentified`` (F, K): directions the logs do not pin, drawn with the spec's breadth
+    (``prior_std_unit`` of the whole range, 1-sigma) instead. Per parameter: nominal = fitted
+    value, bounds = value +- ``n_sigma`` std (at least +- ``min_rel_width`` of the value, or
+    of the spec's range for values near 0), clipped to the spec's bounds, and the marginal as
+    its prior (normal; lognormal for log-scale parameters). Fixed parameters stay fixed."""
+    free = np.flatnonzero(space.free_mask())
+    F = len(free)
+    cov = np.zeros((F, F)) if cov_unit is None else np.array(cov_unit, dtype=float)
+    if unidentified is not None and unidentified.size:
+        cov = cov + prior_std_unit**2 * unidentified @ unidentified.T
+    log = np.array([space.params[j].scale == "log" for j in free], dtype=bool)
+    lo, hi = space.lower()[free], space.upper()[free]
+    span = np.where(log, np.log(np.where(log, hi, 2.0) / np.where(log, lo, 1.0)), hi - lo)
+    cov_scale = cov * np.outer(span, span)
+    std_scale = np.sqrt(np.clip(np.diag(cov_scale), 0.0, None))
+    params = [p.model_copy(update={"nominal": float(v)}) for p, v in zip(space.params, values, strict=True)]  # fmt: skip
+    for k, j in enumerate(free):
+        p, v, s = space.params[j], float(values[j]), float(std_scale[k])
+        floor = min_rel_width * max(abs(v), 0.05 * (hi[k] - lo[k]))
+        if log[k]:
+            b = (v * np.exp(-n_sigma * s), v * np.exp(n_sigma * s))
+            b = (min(b[0], v - floor), max(b[1], v + floor))
+        else:
+            half = max(n_sigma * s, floor)
+            b = (v - half, v + half)
+        b = (float(max(lo[k], b[0])), float(min(hi[k], b[1])))
+        prior = (
+            Prior(kind="lognormal", mean=v, std=max(s, floor / max(v, 1e-300) / n_sigma))
+            if log[k]
+            else Prior(kind="normal", mean=v, std=max(s, floor / n_sigma))
         )
-    return ParamSpace(params=params)
+        params[j] = Param(
+            name=p.name, target=p.target, nominal=v, bounds=b, scale=p.scale, prior=prior,
+            description=f"fitted, 1-sigma {s:.3g} in {'ln ' if log[k] else ''}{p.name}",
+        )  # fmt: skip
+    keep = np.flatnonzero(std_scale > 0)
+    joint = None
+    if keep.size:
+        v = np.asarray(values, dtype=float)[free]
+        mean = np.where(log, np.log(np.where(log, np.maximum(v, 1e-300), 1.0)), v)
+        joint = JointPrior(
+            names=[space.params[free[k]].name for k in keep],
+            mean=[float(mean[k]) for k in keep],
+            cov=cov_scale[np.ix_(keep, keep)].tolist(),
+        )
+    return ParamSpace(params=params, joint=joint)
 
 
 def derived_quantities(sim: SimModel, space: ParamSpace, values: np.ndarray) -> dict[str, float]:

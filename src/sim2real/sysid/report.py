@@ -5,7 +5,7 @@ parameters and errors, as PNGs and an ``index.html``."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -14,7 +14,6 @@ from sim2real.sysid.evaluate import HorizonError
 
 if TYPE_CHECKING:
     from sim2real.sim.logs import RobotLog
-    from sim2real.sysid.run import SysidResult
 
 
 def overlay_png(
@@ -63,27 +62,40 @@ def convergence_png(path: Path, history: list[float]) -> None:
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(6, 3), constrained_layout=True)
     ax.semilogy(np.arange(len(history)), history)
-    ax.set_xlabel("generation")
-    ax.set_ylabel("best multiple-shooting cost")
+    ax.set_xlabel("least-squares iteration")
+    ax.set_ylabel("mean Huber loss")
     save_figure(fig, path, dpi=90)
 
 
-def write_report(result: SysidResult, folder: Path) -> Path:
+def write_report(result: Any, folder: Path) -> Path:
+    """The report of a :class:`~sim2real.sysid.run.SysidResult` in ``folder``."""
     folder.mkdir(parents=True, exist_ok=True)
     sections = []
     fit = result.fit
-    std = fit.uncertainty.std if fit.uncertainty else np.zeros(len(result.space))
-    table = [
-        (
-            p.name,
-            f"{v:.5g} ± {s:.2g}  (nominal {p.nominal:.5g}, bounds {p.bounds[0]:g}..{p.bounds[1]:g})",
-        )
-        for p, v, s in zip(result.space.params, fit.values, std, strict=True)
-    ]
+    table = []
+    for j, (p, v, s) in enumerate(zip(result.space.params, fit.values, result.param_std(), strict=True)):  # fmt: skip
+        spread = "unidentified" if np.isinf(s) else f"± {s:.2g}"
+        flag = "  AT ITS BOUND" if fit.at_bound[j] else ""
+        table.append((p.name, f"{v:.5g} {spread}  (nominal {p.nominal:.5g}, bounds "
+                              f"{p.bounds[0]:g}..{p.bounds[1]:g}){flag}"))  # fmt: skip
     table += [
         (k, f"{v:.5g} ± {result.derived_std.get(k, 0.0):.2g}") for k, v in result.derived.items()
     ]
     sections.append(ReportSection("Identified parameters", " ".join(fit.notes), table=table))
+    if fit.identifiability is not None:
+        ident = fit.identifiability
+        text = (
+            "Principal directions of the fit in the unit cube of the free parameters (1 = a "
+            "parameter's whole range), from the residuals' sensitivity at the optimum. "
+            + (" ".join(ident.describe()) or "Every direction is pinned by the logs.")
+        )
+        rows = [
+            (f"direction {k + 1}", f"curvature {c:.2e} of the largest, 1-sigma "
+             f"{'inf' if np.isinf(sd) else f'{sd:.3g}'}{' (unidentified)' if u else ''}")
+            for k, (c, sd, u) in enumerate(zip(ident.relative_curvature, ident.std,
+                                               ident.unidentified, strict=True))
+        ]  # fmt: skip
+        sections.append(ReportSection("Identifiability", text, table=rows))
     err_rows = []
     for label, errs in (
         ("train (exact model)", result.train_errors),

@@ -16,12 +16,13 @@ import yaml
 from sim2real.core.atomic import write_text_atomic
 from sim2real.core.errors import InputError
 from sim2real.params.space import ParamSpace, load_param_space
-from sim2real.sim.builtin import BuiltinModel, resolve_model
+from sim2real.sim.builtin import BuiltinModel, builtin_model, resolve_model
 from sim2real.sim.logs import RobotLog, read_log, resample_log
 from sim2real.sim.mapping import LogMapping, load_mapping
 from sim2real.sim.model import SimModel, load_sim_model, sim_model_from_xml
 from sim2real.sysid.evaluate import HorizonError, prediction_errors
 from sim2real.sysid.fit import FitConfig, FitResult, fit_params
+from sim2real.sysid.objective import ObjectiveConfig
 from sim2real.sysid.outputs import derived_quantities, dr_space, fitted_mjcf
 from sim2real.sysid.reference import Reference, reference_for
 
@@ -54,15 +55,20 @@ class SysidResult:
 
     def summary_lines(self) -> list[str]:
         f = self.fit
+        state = "converged" if f.converged else "NOT converged"
         lines = [
             f"fit {self.model_name} on {len(self.logs)} log(s): {f.evaluations} evaluations "
-            f"in {f.seconds:.1f} s, cost {f.cost_nominal:.4g} (nominal) -> {f.cost:.4g}"
+            f"in {f.seconds:.1f} s ({state}), cost {f.cost_nominal:.4g} (nominal) -> {f.cost:.4g}"
         ]
-        std = f.uncertainty.std if f.uncertainty else np.zeros(len(self.space))
-        for p, v, s in zip(self.space.params, f.values, std, strict=True):
-            lines.append(f"  {p.name:24s} {v: .5g} +- {s:.2g}")
+        unidentified = set(f.unidentified)
+        for p, v, s in zip(self.space.params, f.values, self.param_std(), strict=True):
+            flag = "  unidentified (held nearest the nominal)" if p.name in unidentified else ""
+            lines.append(f"  {p.name:24s} {v: .5g} +- {s:.2g}{flag}")
         for k, v in self.derived.items():
             lines.append(f"  {k:24s} {v: .5g} +- {self.derived_std.get(k, 0.0):.2g}")
+        if f.identifiability is not None:
+            lines += [f"note: {line}" for line in f.identifiability.describe()]
+        lines += [f"WARNING: {note} (fit hit its bound)" for note in f.bound_notes()]
         for label, errs in (("train", self.train_errors), ("hold-out", self.holdout_errors)):
             if errs:
                 lines.append(f"{label} position RMSE: " + _fmt(errs))
@@ -75,6 +81,22 @@ class SysidResult:
         if self.reference and self.reference_errors:
             lines.append(f"{self.reference.label}: " + _fmt(self.reference_errors))
         return lines
+
+    def param_std(self) -> np.ndarray:
+        """(P,) 1-sigma per parameter: 0 for fixed ones, inf for unidentified ones."""
+        f = self.fit
+        std = f.uncertainty.std.copy() if f.uncertainty else np.zeros(len(self.space))
+        std[~self.space.free_mask()] = 0.0
+        for name in f.unidentified:
+            std[self.space.index(name)] = np.inf
+        return std
+
+    def dr_space(self) -> ParamSpace:
+        """The randomization written as ``dr.yaml`` (see :func:`outputs.dr_space`)."""
+        f = self.fit
+        null = f.identifiability.null_space if f.identifiability is not None else None
+        cov = f.uncertainty.cov_unit if f.uncertainty is not None else None
+        return dr_space(self.space, f.values, cov, null)
 
     def approximation_cost(self) -> dict[float, float]:
         """Plain-MJCF minus exact-model RMSE per horizon, on the logs the plain MJCF was
@@ -101,9 +123,8 @@ class SysidResult:
         for path, doc in files.items():
             write_text_atomic(path, yaml.safe_dump(doc, sort_keys=False))
             paths.append(path)
-        std = self.fit.uncertainty.std if self.fit.uncertainty else None
         dr = out_xml.parent / "dr.yaml"
-        dr_space(self.space, self.fit.values, std).to_yaml(dr)
+        self.dr_space().to_yaml(dr)
         paths.append(dr)
         if report is not None:
             from sim2real.sysid.report import write_report
@@ -113,17 +134,20 @@ class SysidResult:
 
     def params_document(self) -> dict:
         f, unc = self.fit, self.fit.uncertainty
+        unidentified = set(f.unidentified)
         params = []
         for j, p in enumerate(self.space.params):
             item = {"name": p.name, "target": p.target, "value": float(f.values[j])}
-            if unc is not None:
+            item["identified"] = p.free and p.name not in unidentified
+            if unc is not None and item["identified"]:
                 item["std"] = float(unc.std[j])
                 item["ci95"] = [float(x) for x in unc.ci95[j]]
-            lo, hi = p.bounds
-            item["at_bound"] = bool(p.free and (np.isclose(f.values[j], lo, atol=1e-9 * (hi - lo))
-                                               or np.isclose(f.values[j], hi, atol=1e-9 * (hi - lo))))  # fmt: skip
+            item["at_bound"] = bool(f.at_bound[j])
             params.append(item)
-        doc: dict = {"model": self.model_name, "params": params}
+        doc: dict = {"model": self.model_name, "params": params, "converged": f.converged}
+        doc["warnings"] = [f"{note} (fit hit its bound)" for note in f.bound_notes()]
+        if f.identifiability is not None:
+            doc["unidentified_directions"] = f.identifiability.describe()
         if self.derived:
             doc["derived"] = self.derived
             doc["derived_std"] = self.derived_std
@@ -141,7 +165,7 @@ class SysidResult:
             if errs
         }
         doc["fit"] = {"cost": f.cost, "cost_nominal": f.cost_nominal, "cost_init": f.cost_init,
-                      "evaluations": f.evaluations, "seconds": f.seconds,
+                      "evaluations": f.evaluations, "seconds": f.seconds, "converged": f.converged,
                       "unstable_evaluations": f.unstable_evaluations,
                       "mujoco_warnings": f.mujoco_warnings, "notes": f.notes}  # fmt: skip
         doc["mjcf_approximations"] = self.approximations
@@ -154,6 +178,23 @@ def _fmt(errs: dict[float, HorizonError]) -> str:
     return ", ".join(
         f"{h:g} s: {e.rmse_rad:.4f} rad ({e.segments} segments)" for h, e in errs.items()
     )
+
+
+def fit_config_for(
+    model: str | Path,
+    *,
+    segment_s: float | None = None,
+    starts: int = 0,
+    max_iter: int = 100,
+    seed: int = 0,
+    bootstrap: int = 500,
+) -> FitConfig:
+    """The fit settings of ``sysid fit`` for ``model``: its built-in segment length (else
+    0.5 s) unless given. The CLI, the demo and the benchmark all use this, so they agree."""
+    builtin = builtin_model(str(model))
+    seg = segment_s if segment_s is not None else (builtin.segment_s if builtin else 0.5)
+    return FitConfig(objective=ObjectiveConfig(segment_s=seg), starts=starts, max_iter=max_iter,
+                     seed=seed, bootstrap=bootstrap)  # fmt: skip
 
 
 def load_logs(paths: list[Path], mapping: LogMapping, dt_s: float) -> list[RobotLog]:
@@ -187,7 +228,7 @@ def identify(
 ) -> SysidResult:
     """Identify ``model`` (built-in name, MJCF or URDF path) on ``logs``; see module doc."""
     start = time.perf_counter()
-    cfg = cfg or FitConfig()
+    cfg = cfg or fit_config_for(model)
     path, builtin, space, mp, spec_path = _resolve_inputs(model, spec, mapping)
     sim = load_sim_model(path, drive_joints=list(mp.actuators))
     sim.resolve(space, str(spec_path))  # names checked before any log is read

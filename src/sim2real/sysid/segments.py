@@ -16,7 +16,8 @@ from sim2real.sim.model import SimModel
 @dataclass
 class Segments:
     """S segments of T steps. ``qpos0`` (S, nq), ``qvel0`` (S, nv): initial states (joints not in
-    the log at the model's ``qpos0`` and at rest); ``ctrl`` (S, hist + T, nu); ``meas_q`` /
+    the log at the model's ``qpos0`` and at rest); ``ctrl`` (S, hist + T + hist, nu): the
+    segment's controls with ``hist`` earlier and later ones (for the action delay); ``meas_q`` /
     ``meas_v`` (S, T + 1, J) measured positions / velocities of the logged joints, whose
     qpos / dof addresses are ``q_adr`` / ``v_adr`` (J,); ``log_index`` (S,) and ``t0_s`` (S,)
     say where each segment comes from."""
@@ -99,8 +100,8 @@ def make_segments(
             q0[q_adr] = q_init[s]
             v0 = np.zeros(m.nv)
             v0[v_adr] = v_init[s]
-            u = np.zeros((H + T, m.nu))
-            idx = np.clip(np.arange(s - H, s + T), 0, n - 1)
+            u = np.zeros((H + T + H, m.nu))
+            idx = np.clip(np.arange(s - H, s + T + H), 0, n - 1)
             u[:, act_idx] = log.ctrl[idx]
             rows["q0"].append(q0)
             rows["v0"].append(v0)
