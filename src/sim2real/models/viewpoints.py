@@ -25,7 +25,8 @@ from sim2real.core.mesh_io import Mesh
 from sim2real.core.raycast import raycasting_scene
 
 GOLDEN_ANGLE = np.pi * (3.0 - np.sqrt(5.0))
-VIEWS_FORMAT = 1
+VIEWS_FORMAT = 2
+"""2: with the outline reach (``contour_inside_m``, ``contour_outside_m``); 1 is still read."""
 BATCH_RAYS = 2_000_000
 """Rays cast per Open3D call (48 MB of float32 rays): bounds the memory of a few thousand views."""
 
@@ -51,7 +52,9 @@ def view_basis(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 class ViewpointModel:
     """Per view k (part frame, metres): ``points[k]`` / ``normals[k]`` (P, 3) visible surface
     samples and outward unit normals; ``contour_points[k]`` / ``contour_outward[k]`` (C, 3)
-    outline samples and unit vectors perpendicular to the view pointing out of the outline.
+    points on the outline (at the silhouette's edge, to a fraction of a grid cell) and unit
+    vectors perpendicular to the view pointing out of it, with ``contour_inside_m`` /
+    ``contour_outside_m`` how far the part and the background reach along that direction.
     Views with fewer hits than P repeat samples; ``hits[k]`` says how many rays hit."""
 
     directions: np.ndarray
@@ -72,6 +75,12 @@ class ViewpointModel:
     """Twice the largest distance from ``centre`` to a vertex [m] (the bundle's side)."""
     grid: int
     build_s: float = 0.0
+    contour_inside_m: np.ndarray | None = None
+    """(V, C) float32: how far the silhouette reaches inward from each outline point, along
+    -outward [m] (a thin feature is short); None when not stored (older model files)."""
+    contour_outside_m: np.ndarray | None = None
+    """(V, C) float32: how far the background reaches outward before the silhouette again [m]
+    (the gap to another part of the outline; the bundle's edge counts as open)."""
     weights: np.ndarray | None = None
     """(V, P) float32 chance that the sensor returns depth at each point (tuned surface
     returns); None = every point is expected to return."""
@@ -97,18 +106,39 @@ class ViewpointModel:
         return self
 
 
-def _contours(hit: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(B, g, g) hit masks -> (edge mask, out_u, out_v): hit cells with a missed 4-neighbour
-    (the grid border counts as missed) and the sum of unit steps toward missed neighbours."""
+def _contours(hit: np.ndarray):
+    """(B, g, g) hit masks -> (edge, out_u, out_v, offset): hit cells with a missed 4-neighbour
+    (the grid border counts as missed), the outward unit direction from the gradient of the
+    mask smoothed over 1.5 cells, and how far [cells] the half-level of the smoothed mask lies
+    beyond the cell centre along it (where the silhouette's edge is)."""
+    from scipy import ndimage
+
     pad = np.pad(hit, ((0, 0), (1, 1), (1, 1)), constant_values=False)
-    miss_right = ~pad[:, 1:-1, 2:]
-    miss_left = ~pad[:, 1:-1, :-2]
-    miss_down = ~pad[:, 2:, 1:-1]
-    miss_up = ~pad[:, :-2, 1:-1]
-    edge = hit & (miss_right | miss_left | miss_down | miss_up)
-    out_u = miss_right.astype(np.int8) - miss_left.astype(np.int8)
-    out_v = miss_down.astype(np.int8) - miss_up.astype(np.int8)
-    return edge, out_u, out_v
+    edge = hit & (~pad[:, 1:-1, 2:] | ~pad[:, 1:-1, :-2] | ~pad[:, 2:, 1:-1] | ~pad[:, :-2, 1:-1])
+    smooth = ndimage.gaussian_filter(hit.astype(np.float32), (0, 1.5, 1.5), mode="constant")
+    gv, gu = np.gradient(smooth, axis=(1, 2))
+    norm = np.sqrt(gu * gu + gv * gv)
+    out_u = np.where(norm > 1e-6, -gu / np.maximum(norm, 1e-6), 0.0)
+    out_v = np.where(norm > 1e-6, -gv / np.maximum(norm, 1e-6), 0.0)
+    offset = np.clip((smooth - 0.5) / np.maximum(norm, 1e-6), 0.0, 1.5)
+    return edge, out_u, out_v, offset
+
+
+def _reach(full: np.ndarray, cells: np.ndarray, du: np.ndarray, dv: np.ndarray, inside: bool):
+    """(B, C) cells from each contour cell (flat indices ``cells`` into (B, g, g) ``full``)
+    along (du, dv) until the mask changes: leaving the silhouette (``inside``, stepping
+    inward) or meeting it again (stepping outward; the grid's edge counts as never)."""
+    B, g, _ = full.shape
+    v0, u0 = np.divmod(cells, g)
+    steps = np.arange(1, g, dtype=np.float32)
+    u = np.rint(u0[..., None] + du[..., None] * steps).astype(np.int64)
+    v = np.rint(v0[..., None] + dv[..., None] * steps).astype(np.int64)
+    out = (u < 0) | (u >= g) | (v < 0) | (v >= g)
+    b = np.arange(B)[:, None, None]
+    value = full[b, np.clip(v, 0, g - 1), np.clip(u, 0, g - 1)] & ~out
+    change = ~value if inside else value
+    first = np.where(change.any(axis=2), change.argmax(axis=2) + 1, g).astype(np.float32)
+    return first
 
 
 def _random_members(mask: np.ndarray, n: int, rng) -> np.ndarray:
@@ -162,6 +192,8 @@ def build_viewpoints(
     normals = np.zeros((V, P, 3), np.float32)
     contour = np.zeros((V, C, 3), np.float32)
     outward = np.zeros((V, C, 3), np.float32)
+    reach_in = np.zeros((V, C), np.float32)
+    reach_out = np.zeros((V, C), np.float32)
     hits = np.zeros(V, np.int32)
     batch = max(1, BATCH_RAYS // len(cells))
     for b0 in range(0, V, batch):
@@ -181,7 +213,8 @@ def build_viewpoints(
         ok = np.isfinite(t)  # (B, cells)
         full = np.zeros((len(ks), G2), dtype=bool)
         full[:, cells] = ok
-        edge, out_u, out_v = _contours(full.reshape(len(ks), grid, grid))
+        mask = full.reshape(len(ks), grid, grid)
+        edge, out_u, out_v, offset = _contours(mask)
         kk = np.arange(ks.start, ks.stop)
         hits[kk] = ok.sum(axis=1)
         pick = _random_members(ok, P, rng)  # (B, P) cell indices, hits first
@@ -192,14 +225,17 @@ def build_viewpoints(
         normals[kk] = np.where((facing < 0)[..., None], -n, n)  # the seen side faces the viewer
         pe = _random_members(edge.reshape(len(ks), -1), C, rng)  # (B, C) full-grid indices
         pc = cell_of[pe]
-        contour[kk] = rays[rows, pc, :3] + rays[rows, pc, 3:] * t[rows, pc, None]
-        ou = out_u.reshape(len(ks), -1)[rows, pe][..., None].astype(np.float32)
-        ov = out_v.reshape(len(ks), -1)[rows, pe][..., None].astype(np.float32)
-        o = ou * A + ov * B
-        norm = np.linalg.norm(o, axis=2, keepdims=True)
-        outward[kk] = np.where(norm > 0, o / np.maximum(norm, 1e-12), 0.0)
+        ou = out_u.reshape(len(ks), -1)[rows, pe].astype(np.float32)
+        ov = out_v.reshape(len(ks), -1)[rows, pe].astype(np.float32)
+        o = ou[..., None] * A + ov[..., None] * B
+        shift = (offset.reshape(len(ks), -1)[rows, pe] * spacing)[..., None]
+        contour[kk] = rays[rows, pc, :3] + rays[rows, pc, 3:] * t[rows, pc, None] + o * shift
+        outward[kk] = o
+        reach_in[kk] = _reach(mask, pe, -ou, -ov, True) * spacing
+        reach_out[kk] = _reach(mask, pe, ou, ov, False) * spacing
         empty = hits[kk] == 0
         points[kk[empty]] = normals[kk[empty]] = contour[kk[empty]] = outward[kk[empty]] = 0.0
+        reach_in[kk[empty]] = reach_out[kk[empty]] = 0.0
     return ViewpointModel(
         directions,
         points,
@@ -211,6 +247,8 @@ def build_viewpoints(
         2 * radius,
         grid,
         time.perf_counter() - t0,
+        reach_in,
+        reach_out,
     )
 
 
@@ -226,6 +264,14 @@ def save_viewpoints(path: str | Path, views: ViewpointModel) -> None:
             contour_points=views.contour_points.astype(np.float32),
             contour_outward=views.contour_outward.astype(np.float16),
             hits=views.hits.astype(np.int32),
+            **(
+                {}
+                if views.contour_inside_m is None
+                else {
+                    "contour_inside_m": views.contour_inside_m.astype(np.float32),
+                    "contour_outside_m": views.contour_outside_m.astype(np.float32),
+                }
+            ),
             centre=views.centre,
             diameter_m=np.float64(views.diameter_m),
             grid=np.int32(views.grid),
@@ -248,8 +294,8 @@ def load_viewpoints(path: str | Path) -> ViewpointModel:
     missing = [k for k in need if k not in data]
     if missing:
         raise InputError(path, missing[0], "missing from the viewpoint model")
-    if int(data.get("format_version", 0)) != VIEWS_FORMAT:
-        raise InputError(path, "format_version", f"expected {VIEWS_FORMAT}")
+    if int(data.get("format_version", 0)) not in (1, VIEWS_FORMAT):
+        raise InputError(path, "format_version", f"expected 1 or {VIEWS_FORMAT}")
     d = data["directions"]
     V = len(d)
     for k in ("points", "normals", "contour_points", "contour_outward"):
@@ -268,4 +314,15 @@ def load_viewpoints(path: str | Path) -> ViewpointModel:
         data["centre"].astype(np.float64),
         float(data["diameter_m"]),
         int(data.get("grid", 0)),
+        contour_inside_m=_reach_array(data, "contour_inside_m", path, data["contour_points"]),
+        contour_outside_m=_reach_array(data, "contour_outside_m", path, data["contour_points"]),
     )
+
+
+def _reach_array(data: dict, key: str, path: Path, contour: np.ndarray) -> np.ndarray | None:
+    if key not in data:
+        return None
+    a = data[key]
+    if a.shape != contour.shape[:2] or not np.all(np.isfinite(a)):
+        raise InputError(path, key, f"expected finite ({contour.shape[0]}, {contour.shape[1]})")
+    return a.astype(np.float32)

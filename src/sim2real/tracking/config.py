@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from sim2real.tracking.region import RegionConfig
+
 
 class TrackerConfig(BaseModel):
     """Thresholds of the tracker. Scores are shares of the visible model points that agree."""
@@ -80,4 +82,21 @@ class TrackerConfig(BaseModel):
         ge=1,
         description="while lost with a static camera, search the whole frame only on every n-th "
         "lost frame (the foreground is searched on each): bounds the cost of a lost frame",
+    )
+    region: RegionConfig = Field(
+        default_factory=RegionConfig, description="the colour (region) modality's settings"
+    )
+    color_agreement: float = Field(
+        0.35,
+        gt=0,
+        le=1,
+        description="colour agreement of the outline (share of each line's outline distribution "
+        "within a few pixels of the model's) that counts as much as track_score: below it, "
+        "colour does not vouch for the pose",
+    )
+    depth_sigma_m: float = Field(
+        0.003,
+        gt=0,
+        description="in the fused step, the depth residual weighing as much as one standard "
+        "deviation of an outline position [m]",
     )

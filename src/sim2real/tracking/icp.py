@@ -60,15 +60,38 @@ class Alignment:
     def in_image(self) -> float:
         return self.visible / self.facing if self.facing else 0.0
 
+    color_score: float | None = None
+    """The colour image's agreement with the outline (region modality), on the depth score's
+    scale (``tracker.color_score``); None without colour or with too few usable lines."""
+
     @property
-    def score(self) -> float:
+    def depth_score(self) -> float:
         """Share of the model points with an opinion that agree: inliers / (inliers +
         contradictions), where at least a quarter of the view's points expected to return depth
         must have one (a part mostly outside the image, or hidden, cannot be confirmed), and
         never fewer than a tenth of them, however dark the part: a patch confirms no pose."""
-        seen = self.inliers + self.behind
-        floor = max(0.25 * self.expected, MIN_OPINION_SHARE * self.points, 1)
-        return self.inliers / max(seen, floor)
+        return self.inliers / max(self.inliers + self.behind, self._floor)
+
+    @property
+    def _floor(self) -> float:
+        return max(0.25 * self.expected, MIN_OPINION_SHARE * self.points, 1)
+
+    @property
+    def depth_has_opinion(self) -> bool:
+        """Enough returns on the model to confirm the pose, or more contradictions than
+        agreement: otherwise (a dark part, a hidden one) the depth image cannot say."""
+        return self.inliers + self.behind >= self._floor or self.behind > self.inliers
+
+    @property
+    def score(self) -> float:
+        """The evidence of both modalities, where each has an opinion: the lower of the two
+        (each must vouch for the pose); the depth score alone without colour, the colour's
+        alone when the depth image cannot say."""
+        if self.color_score is None:
+            return self.depth_score
+        if not self.depth_has_opinion:
+            return self.color_score
+        return min(self.depth_score, self.color_score)
 
 
 def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -112,6 +135,49 @@ def _correspond(depth: np.ndarray, camera: CameraIntrinsics, p: np.ndarray):
     return inside, zm, q
 
 
+def depth_equations(
+    depth: np.ndarray,
+    camera: CameraIntrinsics,
+    points: np.ndarray,
+    normals: np.ndarray,
+    T: np.ndarray,
+    gate_m: float,
+    weights: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray, int, np.ndarray, float] | None:
+    """Point-to-plane normal equations of the model at ``T``: (A (6, 6), b (6,), pairs, the
+    paired model points (camera frame), the residuals' robust standard deviation (1.4826 MAD)
+    [m]), for the step x = A^-1 b of
+    ``T <- exp(x) T``; pairs are the projective correspondences within ``gate_m`` on surfaces
+    facing the camera, weighted by Tukey's biweight (c = gate / 2) and ``weights``. None when
+    too few pairs to move the pose."""
+    R, t = T[:3, :3], T[:3, 3]
+    p = points @ R.T + t
+    n = normals @ R.T
+    inside, zm, q = _correspond(depth, camera, p)
+    # only surfaces that face the camera, and returns near the model (not occluders)
+    facing = np.einsum("ij,ij->i", n, p) < 0
+    near = inside & facing & (zm > 0) & (np.abs(zm - p[:, 2]) < gate_m)
+    pairs = int(near.sum())
+    if pairs < max(MIN_CORRESPONDENCES, MIN_CORRESPONDENCE_SHARE * len(points)):
+        return None
+    pn, nn, qn = p[near], n[near], q[near]
+    r = np.einsum("ij,ij->i", nn, qn - pn)
+    c = gate_m / 2  # Tukey's biweight
+    w = np.where(np.abs(r) < c, (1 - (r / c) ** 2) ** 2, 0.0)
+    if weights is not None:
+        w = w * weights[near]
+    J = np.concatenate([_cross(pn, nn), nn], axis=1)
+    Jw = J * w[:, None]
+    return Jw.T @ J, Jw.T @ r, pairs, pn, 1.4826 * float(np.median(np.abs(r)))
+
+
+def step_is_safe(x: np.ndarray, p: np.ndarray, gate_m: float) -> bool:
+    """Whether the step x moves no point of ``p`` ((N, 3), camera frame) by more than twice the
+    gate and turns less than MAX_STEP_RAD (an under-constrained solve runs away)."""
+    moved = np.linalg.norm(_cross(np.broadcast_to(x[:3], p.shape), p) + x[3:], axis=1).max()
+    return moved <= 2 * gate_m and np.linalg.norm(x[:3]) <= MAX_STEP_RAD
+
+
 def align(
     depth: np.ndarray,
     camera: CameraIntrinsics,
@@ -130,29 +196,12 @@ def align(
     T = T_init.copy()
     for gate in gates_m:
         for _ in range(iterations):
-            R, t = T[:3, :3], T[:3, 3]
-            p = points @ R.T + t
-            n = normals @ R.T
-            inside, zm, q = _correspond(depth, camera, p)
-            # only surfaces that face the camera, and returns near the model (not occluders)
-            facing = np.einsum("ij,ij->i", n, p) < 0
-            near = inside & facing & (zm > 0) & (np.abs(zm - p[:, 2]) < gate)
-            if near.sum() < max(MIN_CORRESPONDENCES, MIN_CORRESPONDENCE_SHARE * len(points)):
+            eq = depth_equations(depth, camera, points, normals, T, gate, weights)
+            if eq is None:
                 break  # too little of the part is seen to move it: keep the pose
-            pn, nn, qn = p[near], n[near], q[near]
-            r = np.einsum("ij,ij->i", nn, qn - pn)
-            c = gate / 2  # Tukey's biweight
-            w = np.where(np.abs(r) < c, (1 - (r / c) ** 2) ** 2, 0.0)
-            if weights is not None:
-                w = w * weights[near]
-            J = np.concatenate([_cross(pn, nn), nn], axis=1)
-            A = (J * w[:, None]).T @ J + 1e-9 * np.eye(6)
-            b = (J * w[:, None]).T @ r
-            x = np.linalg.solve(A, b)
-            moved = np.linalg.norm(
-                _cross(np.broadcast_to(x[:3], pn.shape), pn) + x[3:], axis=1
-            ).max()
-            if moved > 2 * gate or np.linalg.norm(x[:3]) > MAX_STEP_RAD:
+            A, b, _, pn, _ = eq
+            x = np.linalg.solve(A + 1e-9 * np.eye(6), b)
+            if not step_is_safe(x, pn, gate):
                 break  # an under-constrained solve runs away: stop rather than jump
             T = _skew_update(x) @ T
             if np.linalg.norm(x) < CONVERGED:

@@ -9,6 +9,7 @@ import numpy as np
 
 from sim2real.core.errors import InputError
 from sim2real.core.mesh_io import Mesh
+from sim2real.core.pose import invert_pose
 from sim2real.core.pose_records import PoseRecord
 from sim2real.models.part import PreparedModel
 from sim2real.models.symmetry import Symmetry
@@ -35,12 +36,14 @@ def track_sequence(
     ``init``: the part's pose in the first frame, or None to search for it. A frame that cannot
     be read as the camera's size is reported ``lost`` (with a warning), never tracked.
     ``part``: a ``PreparedModel`` (its stored views and tuned returns are used) or a mesh."""
-    tracker = Tracker(part, sequence.camera, config)
+    T_color_depth = None if sequence.T_depth_color is None else invert_pose(sequence.T_depth_color)
+    tracker = Tracker(part, sequence.camera, config, sequence.color_camera, T_color_depth)
     tracker.initialize(init)
     records = []
     for i, frame_id in enumerate(sequence.frame_ids):
         try:
             depth = sequence.read(i)
+            color = sequence.read_color(i)
         except InputError as err:
             warnings.warn(f"frame {frame_id}: {err}; reported lost", stacklevel=2)
             tracker.status, tracker.velocity = "lost", np.eye(4)
@@ -48,7 +51,7 @@ def track_sequence(
                 PoseRecord(frame=int(frame_id), status="lost", score=0.0, T_cam_part=tracker.T)
             )
             continue
-        records.append(tracker.update(depth).record(int(frame_id)))
+        records.append(tracker.update(depth, color).record(int(frame_id)))
         if progress is not None:
             progress(i)
     return TrackRun(records, tracker)

@@ -3,6 +3,7 @@
 BOP layout (https://github.com/thodan/bop_toolkit/blob/master/docs/bop_datasets_format.md)::
 
     scene/depth/000000.png ...   uint16, value * depth_scale = MILLIMETRES
+    scene/rgb/000000.png ...     (optional) colour, registered to depth (BOP: one camera)
     scene/scene_camera.json      {"0": {"cam_K": 9 numbers row-major, "depth_scale": mm/unit}}
     scene/camera.json            {"fx", "fy", "cx", "cy", "width", "height", "depth_scale"}
     scene/scene_gt.json          {"0": [{"cam_R_m2c": 9 numbers, "cam_t_m2c": mm, "obj_id": 1}]}
@@ -13,7 +14,6 @@ In memory everything is SI: depth in metres, ``T_cam_part`` 4x4 with translation
 
 from __future__ import annotations
 
-import re
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +24,8 @@ from sim2real.core.camera import CameraIntrinsics
 from sim2real.core.errors import InputError
 from sim2real.core.json_io import read_json
 from sim2real.core.pose import check_rigid, make_pose
+from sim2real.tracking.frame_numbers import frame_number, numbered, ranges
+from sim2real.tracking.sequence_color import attach_color
 
 DEPTH_SUFFIXES = (".png", ".tif", ".tiff", ".npy", ".pgm")
 CLOUD_SUFFIXES = (".pcd", ".ply")
@@ -50,9 +52,39 @@ class Sequence:
     """Per-frame metres per unit where a BOP scene_camera.json gives different ones."""
     visible: dict[int, float] | None = None
     """frame id -> visible fraction of the part, from a synthetic sequence's visible.json."""
+    color_paths: list[Path] | None = None
+    """The colour image of each frame (same order), or None: a depth-only sequence."""
+    color_camera: CameraIntrinsics | None = None
+    """Intrinsics of the colour images; None: the depth camera's (registered colour)."""
+    T_depth_color: np.ndarray | None = None
+    """(4, 4) pose of the colour camera in the depth camera's frame (maps colour-camera
+    coordinates into depth-camera ones); None: identity (registered colour)."""
 
     def __len__(self) -> int:
         return len(self.paths)
+
+    @property
+    def has_color(self) -> bool:
+        return self.color_paths is not None
+
+    def read_color(self, i: int) -> np.ndarray | None:
+        """(h, w, 3) uint8 RGB of the ``i``-th frame, or None in a depth-only sequence; a size
+        other than the colour camera's raises ``InputError(path, "size", ...)``."""
+        if self.color_paths is None:
+            return None
+        from sim2real.core.image_io import read_rgb
+
+        path = self.color_paths[i]
+        rgb = read_rgb(path)
+        cam = self.color_camera or self.camera
+        if rgb.shape[:2] != (cam.height, cam.width):
+            raise InputError(
+                path,
+                "size",
+                f"colour frame is {rgb.shape[1]}x{rgb.shape[0]} px, the colour camera's is "
+                f"{cam.width}x{cam.height} px: give the colour camera (--color-camera)",
+            )
+        return rgb
 
     def read(self, i: int) -> np.ndarray:
         """(H, W) float32 depth in metres (0 = no return) of the ``i``-th frame (an index into
@@ -93,42 +125,12 @@ class Sequence:
         return depth
 
 
-def _ranges(ids: list[int], limit: int = 10) -> str:
-    """'3, 5-7, 12' for [3, 5, 6, 7, 12]; at most ``limit`` groups, then the count."""
-    groups: list[str] = []
-    start = prev = ids[0]
-    for i in [*ids[1:], None]:
-        if i is not None and i == prev + 1:
-            prev = i
-            continue
-        groups.append(str(start) if start == prev else f"{start}-{prev}")
-        if i is not None:
-            start = prev = i
-    text = ", ".join(groups[:limit])
-    return text + (f", ... ({len(ids)} in all)" if len(groups) > limit else "")
-
-
-def _frame_number(path: Path) -> int | None:
-    found = re.findall(r"\d+", path.stem)
-    return int(found[-1]) if found else None
-
-
-def _numbered(paths: list[Path]) -> tuple[list[int], list[Path], bool]:
-    """(ids, paths) sorted by the number in each name, and whether the names gave the ids
-    (else 0, 1, ... in the given order)."""
-    numbers = [_frame_number(p) for p in paths]
-    if all(n is not None for n in numbers) and len(set(numbers)) == len(numbers):
-        order = sorted(range(len(paths)), key=lambda k: numbers[k])
-        return [numbers[k] for k in order], [paths[k] for k in order], True
-    return list(range(len(paths))), list(paths), False
-
-
 def _warn_gaps(source: object, ids: list[int]) -> None:
     present = set(ids)
     missing = [i for i in range(ids[0], ids[-1] + 1) if i not in present]
     if missing:
         warnings.warn(
-            f"{source}: missing frame ids {_ranges(missing)}; the sequence continues without them",
+            f"{source}: missing frame ids {ranges(missing)}; the sequence continues without them",
             stacklevel=3,
         )
 
@@ -158,7 +160,7 @@ def load_scene_gt(path: str | Path, obj_id: int | None = None) -> dict[int, np.n
         gt[frame] = _bop_pose(chosen[0], path, key)
     if without:
         warnings.warn(
-            f"{path}: no object {obj_id} in frames {_ranges(sorted(without))}", stacklevel=2
+            f"{path}: no object {obj_id} in frames {ranges(sorted(without))}", stacklevel=2
         )
     if not gt:
         raise InputError(path, "obj_id", f"no pose of object {obj_id} in the file")
@@ -219,7 +221,7 @@ def _depth_files(folder: Path) -> list[Path]:
     return sorted(
         p
         for p in folder.iterdir()
-        if p.is_file() and p.suffix.lower() in DEPTH_SUFFIXES and _frame_number(p) is not None
+        if p.is_file() and p.suffix.lower() in DEPTH_SUFFIXES and frame_number(p) is not None
     )
 
 
@@ -229,6 +231,10 @@ def load_sequence(
     *,
     encoding: str = "auto",
     obj_id: int | None = None,
+    color: str | Path | list[Path] | None = None,
+    color_camera: str | Path | None = None,
+    T_depth_color: np.ndarray | None = None,
+    use_color: bool = True,
 ) -> Sequence:
     """A depth sequence from a BOP-like folder or from a list of depth files.
 
@@ -241,6 +247,13 @@ def load_sequence(
     List: ``camera`` is required, except for organised point clouds (``.pcd``), whose
     intrinsics are fitted to their points; frame ids are the numbers in the names (else 0, 1, ...).
     Gaps in the ids are warned about; no frames raise ``InputError``.
+
+    Colour: ``color`` (a folder or a list of images), else a folder's ``rgb/`` (or ``color/``)
+    beside ``depth/``, paired with the depth frames by their numbers; ``color_camera`` its own
+    intrinsics (default: the depth camera's, i.e. colour registered to depth) and
+    ``T_depth_color`` the colour camera's pose in the depth camera's frame (default: identity;
+    two M3T camera files with ``camera2world_pose`` give it themselves). ``use_color=False``
+    reads depth only.
     """
     from sim2real.core.camera_io import load_camera
     from sim2real.core.depth_io import ENCODINGS
@@ -268,7 +281,7 @@ def load_sequence(
                 raise InputError(p, None, "depth image not found")
     if not paths:
         raise InputError(where, "depth", "no depth frames found")
-    ids, paths, named = _numbered(paths)
+    ids, paths, named = numbered(paths)
     if named:
         _warn_gaps(where, ids)
 
@@ -307,4 +320,7 @@ def load_sequence(
     visible = None
     if folder is not None and (folder / "visible.json").is_file():
         visible = read_visible(folder / "visible.json")
-    return Sequence(intrinsics, ids, paths, gt, encoding, depth_scale, by_frame, visible)
+    sequence = Sequence(intrinsics, ids, paths, gt, encoding, depth_scale, by_frame, visible)
+    if use_color:
+        attach_color(sequence, where, folder, named, color, camera, color_camera, T_depth_color)
+    return sequence

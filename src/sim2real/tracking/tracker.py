@@ -19,12 +19,15 @@ import numpy as np
 from sim2real.core.camera import CameraIntrinsics
 from sim2real.core.errors import InputError
 from sim2real.core.mesh_io import Mesh
+from sim2real.core.pose import check_rigid
 from sim2real.core.pose_records import PoseRecord
 from sim2real.models.part import PreparedModel
 from sim2real.models.viewpoints import ViewpointModel
 from sim2real.tracking.background import StaticBackground
 from sim2real.tracking.config import TrackerConfig
+from sim2real.tracking.fused_align import FusedSettings, fused_align
 from sim2real.tracking.icp import Alignment, align, align_nearest, evaluate, outline_agreement
+from sim2real.tracking.region import RegionModality
 from sim2real.tracking.relocalize import LostSearch, trusted_recovery
 
 LATERAL_STARTS = 3
@@ -58,12 +61,17 @@ class Tracker:
         part: PreparedModel | Mesh,
         camera: CameraIntrinsics,
         config: TrackerConfig | None = None,
+        color_camera: CameraIntrinsics | None = None,
+        T_color_depth: np.ndarray | None = None,
     ):
         """``part``: a ``PreparedModel`` (a bare ``Mesh`` is wrapped in one). Its stored
         viewpoint model is used when it has one (else one is built from the mesh), and its tuned
         surface returns (``sim2real model tune``) when it has them: regions that rarely return
         depth on the real sensor (dark, shiny) are not expected to, so a part that is mostly
-        such regions can still be confirmed by the rest."""
+        such regions can still be confirmed by the rest. ``camera``: the depth camera (poses
+        are in its frame); ``color_camera`` and ``T_color_depth`` (depth frame -> colour frame):
+        the colour camera of ``update(depth, color)``, by default the depth camera itself
+        (colour registered to depth)."""
         self.part = part if isinstance(part, PreparedModel) else PreparedModel(part)
         self.mesh = self.part.mesh
         self.camera = camera
@@ -80,6 +88,12 @@ class Tracker:
         self.T: np.ndarray | None = None
         self.velocity = np.eye(4)
         self.status = "lost"
+        self.region = RegionModality(
+            color_camera or camera,
+            None if T_color_depth is None else check_rigid(T_color_depth, None, "T_color_depth"),
+            self.config.region,
+        )
+        self._color: np.ndarray | None = None  # this frame's colour image, if any
 
     def initialize(self, T_cam_part: np.ndarray | None) -> None:
         """Start from a known pose, or (None) search the next frame for the part."""
@@ -99,47 +113,84 @@ class Tracker:
     def _align(
         self, depth: np.ndarray, T_guess: np.ndarray, occluder_m: float | None = None
     ) -> Alignment:
-        """ICP from ``T_guess`` on the nearest view, scored; ``occluder_m`` (default: the strict
-        gap of a re-found pose) is how far in front a surface must be to count as occluder."""
+        """ICP from ``T_guess`` on the nearest view (with this frame's colour: depth and colour
+        fused in each step), scored; ``occluder_m`` (default: the strict gap of a re-found pose)
+        is how far in front a surface must be to count as occluder."""
         occluder_m = occluder_m or self.occluder_m
-        k = self.views.nearest(T_guess)
-        a = align(
-            depth,
-            self.camera,
-            self.views.points[k],
-            self.views.normals[k],
-            T_guess,
-            self.config.gates_m,
-            inlier_m=self.config.inlier_m,
-            occluder_m=occluder_m,
-            weights=self._weights(k),
-        )
-        k2 = self.views.nearest(a.T_cam_part)  # the view may change with the pose: settle once
-        if k2 != k:
-            a = align(
+        cfg = self.config
+        fused = self._color is not None and self.region.histograms.ready
+        if fused:
+            settings = FusedSettings(cfg.gates_m, cfg.depth_sigma_m)
+            T, _ = fused_align(
+                depth, self.camera, self.views, T_guess, self.region, self._color, settings,
+                self._weights,
+            )  # fmt: skip
+            k = self.views.nearest(T)
+            a = evaluate(
                 depth,
                 self.camera,
-                self.views.points[k2],
-                self.views.normals[k2],
-                a.T_cam_part,
-                self.config.gates_m[-1:],
-                inlier_m=self.config.inlier_m,
-                occluder_m=occluder_m,
-                weights=self._weights(k2),
+                self.views.points[k],
+                self.views.normals[k],
+                T,
+                cfg.inlier_m,
+                occluder_m,
+                self._weights(k),
             )
-        k = self.views.nearest(a.T_cam_part)
+        else:
+            a = self._depth_align(depth, T_guess, cfg.gates_m, occluder_m)
+            if self.views.nearest(a.T_cam_part) != self.views.nearest(T_guess):
+                # the view may change with the pose: settle once, at the finest gate
+                a = self._depth_align(depth, a.T_cam_part, cfg.gates_m[-1:], occluder_m)
+            T = a.T_cam_part
+            k = self.views.nearest(T)
         a.outline = outline_agreement(
             depth,
             self.camera,
             self.views.contour_points[k],
             self.views.contour_outward[k],
-            a.T_cam_part,
+            T,
             occluder_m=occluder_m,
         )
+        if fused:
+            a.color_score = self.color_score(depth, T)
         return a
 
-    def update(self, depth_m: np.ndarray) -> TrackResult:
-        """Track the part in one frame ((H, W) float metres, 0 = no return)."""
+    def _depth_align(
+        self, depth: np.ndarray, T: np.ndarray, gates: tuple[float, ...], occluder_m: float
+    ) -> Alignment:
+        k = self.views.nearest(T)
+        return align(
+            depth,
+            self.camera,
+            self.views.points[k],
+            self.views.normals[k],
+            T,
+            gates,
+            inlier_m=self.config.inlier_m,
+            occluder_m=occluder_m,
+            weights=self._weights(k),
+        )
+
+    def color_score(self, depth: np.ndarray, T: np.ndarray) -> float | None:
+        """The colour image's agreement with the outline at ``T``, on the depth score's scale
+        (``color_agreement`` maps to ``track_score``); None with too few usable lines."""
+        lines = self.region.lines(self.views, T, depth, self.camera)
+        evidence = self.region.evidence(self._color, lines)
+        if evidence.lines < max(8, 0.25 * evidence.total):
+            return None  # mostly hidden or outside the image: colour cannot say
+        cfg = self.config
+        return min(1.0, cfg.track_score * evidence.agreement / cfg.color_agreement)
+
+    def _confirms(self, a: Alignment) -> bool:
+        """Whether a followed pose is still the part's: the score, and the outline as a depth
+        edge where the depth image has an opinion (colour checks the outline otherwise)."""
+        cfg = self.config
+        outline_ok = a.outline >= cfg.track_outline or not a.depth_has_opinion
+        return a.score >= cfg.track_score and outline_ok
+
+    def update(self, depth_m: np.ndarray, color: np.ndarray | None = None) -> TrackResult:
+        """Track the part in one frame: depth (H, W) float metres, 0 = no return, and
+        optionally the colour image (h, w, 3) uint8 RGB of the colour camera."""
         started = time.perf_counter()
         depth = np.asarray(depth_m)
         if depth.shape != (self.camera.height, self.camera.width):
@@ -148,7 +199,13 @@ class Tracker:
                 "depth",
                 f"frame is {depth.shape[1]}x{depth.shape[0]}, the camera {self.camera.width}x{self.camera.height}",
             )
+        self._color = None if color is None else self._checked_color(color)
         cfg = self.config
+        if self._color is not None and self.status == "init" and not self.region.histograms.ready:
+            # the given start pose teaches the part's colours (refined once the track holds)
+            self.region.learn(
+                self._color, self.region.lines(self.views, self.T, depth, self.camera)
+            )
         result: Alignment | None = None
         was_tracking = self.status in ("tracking", "recovered")
         # continuing a confirmed track, an occluder may come close to the part (a gripper);
@@ -157,11 +214,11 @@ class Tracker:
         if self.T is not None:
             guess = self.velocity @ self.T
             result = self._align(depth, guess, margin)
-            if result.score < cfg.track_score and not np.allclose(guess, self.T):
+            if not self._confirms(result) and not np.allclose(guess, self.T):
                 alt = self._align(depth, self.T, margin)  # the motion may have stopped
                 if alt.score > result.score:
                     result = alt
-            if result.score < cfg.track_score:  # fast motion: widen the capture
+            if not self._confirms(result):  # fast motion: widen the capture
                 # a pose slid along a flat face agrees in depth as well as the right one; its
                 # outline does not: rank by both
                 for start in self._lateral_starts(depth, guess, margin):
@@ -170,11 +227,7 @@ class Tracker:
                         result = wide
         following = False
         if self.status in ("tracking", "init"):
-            good = (
-                result is not None
-                and result.score >= cfg.track_score
-                and result.outline >= cfg.track_outline
-            )
+            good = result is not None and self._confirms(result)
         else:  # just re-found (its motion unknown) or lost: the stricter bars confirm it
             good = result is not None and trusted_recovery(result, cfg)
         if good:
@@ -213,6 +266,9 @@ class Tracker:
                 self.T = None  # a given start that does not match the frame is not kept
         self.status = status
         self._lost_frames = self._lost_frames + 1 if status == "lost" else 0
+        if self._color is not None and status == "tracking" and self.region.histograms.ready:
+            lines = self.region.lines(self.views, self.T, depth, self.camera)
+            self.region.learn(self._color, lines, cfg.region.learning_rate)
         if self.background is not None:
             self.background.update(depth)
         T_out = self.T if self.T is not None else np.eye(4)
@@ -220,9 +276,32 @@ class Tracker:
         details = (
             {}
             if result is None
-            else {"inliers": result.inliers, "behind": result.behind, "visible": result.visible}
+            else {
+                "inliers": result.inliers,
+                "behind": result.behind,
+                "visible": result.visible,
+                "depth_score": result.depth_score,
+                "depth_rms_m": result.rms_m,
+                "color_score": result.color_score,
+            }
         )
         return TrackResult(status, score, T_out, ms, details)
+
+    def _checked_color(self, color: np.ndarray) -> np.ndarray:
+        color = np.asarray(color)
+        cam = self.region.camera
+        if color.ndim != 3 or color.shape[2] != 3 or color.dtype != np.uint8:
+            raise InputError(
+                None, "color", f"expected (H, W, 3) uint8 RGB, got {color.shape} {color.dtype}"
+            )
+        if color.shape[:2] != (cam.height, cam.width):
+            raise InputError(
+                None,
+                "color",
+                f"colour frame is {color.shape[1]}x{color.shape[0]}, the colour camera "
+                f"{cam.width}x{cam.height}: give the colour camera's own intrinsics",
+            )
+        return color
 
     def _lateral_starts(
         self, depth: np.ndarray, guess: np.ndarray, occluder_m: float | None = None

@@ -1,0 +1,74 @@
+"""The colour images of a depth sequence: found beside its depth frames or given, paired with
+them by frame number, with the colour camera and its pose in the depth camera's frame."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sim2real.core.errors import InputError
+from sim2real.core.pose import check_rigid
+from sim2real.tracking.frame_numbers import frame_number, numbered, ranges
+
+
+def _color_files(folder: Path) -> list[Path]:
+    from sim2real.core.image_io import COLOR_SUFFIXES
+
+    return sorted(
+        p
+        for p in folder.iterdir()
+        if p.is_file() and p.suffix.lower() in COLOR_SUFFIXES and frame_number(p) is not None
+    )
+
+
+def _match_color(where: object, ids: list[int], color: list[Path], named: bool) -> list[Path]:
+    """The colour image of each depth frame: by the number in its name (both numbered), else
+    in order; InputError when they do not pair up."""
+    if len(color) != len(ids):
+        raise InputError(
+            where, "rgb", f"{len(color)} colour images for {len(ids)} depth frames: give one each"
+        )
+    cids, cpaths, cnamed = numbered(color)
+    if named and cnamed:
+        if cids != ids:
+            missing = sorted(set(ids) - set(cids))
+            raise InputError(
+                where, "rgb", f"no colour image for depth frames {ranges(missing or ids)}"
+            )
+        return cpaths
+    return list(color)
+
+
+def attach_color(sequence, where, folder, named, color, camera, color_camera, T_depth_color):
+    from sim2real.core.camera_io import load_camera, load_camera_pose
+    from sim2real.core.pose import invert_pose
+
+    files: list[Path] | None = None
+    if color is not None:
+        given = [Path(p) for p in color] if isinstance(color, list | tuple) else [Path(color)]
+        files = _color_files(given[0]) if len(given) == 1 and given[0].is_dir() else given
+        for p in files:
+            if not p.is_file():
+                raise InputError(p, "--color", "colour image not found")
+        if not files:
+            raise InputError(given[0], "--color", "no colour images found")
+    elif folder is not None:
+        for name in ("rgb", "color"):
+            if (folder / name).is_dir() and _color_files(folder / name):
+                files = _color_files(folder / name)
+                break
+    if files is None:
+        if color_camera is not None:
+            raise InputError(color_camera, "--color-camera", "no colour images to go with it")
+        return
+    sequence.color_paths = _match_color(where, sequence.frame_ids, files, named)
+    if color_camera is not None:
+        sequence.color_camera = load_camera(color_camera)
+        if T_depth_color is None and camera is not None:
+            try:  # M3T camera files carry their pose in a common world frame
+                T_depth_color = invert_pose(load_camera_pose(camera)) @ load_camera_pose(
+                    color_camera
+                )
+            except InputError:
+                T_depth_color = None
+    if T_depth_color is not None:
+        sequence.T_depth_color = check_rigid(T_depth_color, None, "--extrinsic")
