@@ -30,6 +30,10 @@ from sim2real.sensors.statistics import (
 )
 
 CHOICE_SEED = 1234
+CHOICE_FRAMES = 2
+CHOICE_SAMPLES = 20_000
+"""The choice reads at most 2 frames and 20,000 noise pixels per frame: it ranks presets
+that differ by tens of percent, which needs no more."""
 
 
 @dataclass
@@ -98,7 +102,8 @@ def choose_base(refs: list[ReferenceFrame], candidates: list[str] | None = None)
     triangulating, why = technology(refs)
     if triangulating:
         names = [n for n in names if get_preset(n).profile.baseline_m != 0] or names
-    samples = [noise_sample_pixels(r, CHOICE_SEED) for r in refs]
+    refs = refs[:CHOICE_FRAMES]
+    samples = [noise_sample_pixels(r, CHOICE_SEED, CHOICE_SAMPLES) for r in refs]
     real = real_tables(refs, None, samples)
     scores = {n: preset_closeness(refs, get_preset(n).profile, real, samples) for n in names}
     ranked = dict(sorted(scores.items(), key=lambda kv: kv[1]["score"]))

@@ -44,6 +44,8 @@ class NoiseFit:
     real_bins: NoiseBins
     targets: dict[tuple[int, int], float]
     """Per-bin sigma targets after the simulation corrections."""
+    slopes: dict[tuple[int, int], float] | None = None
+    """Per-bin d log(statistic) / d log(sigma) measured by the matching."""
 
     def term(self) -> AxialNoise:
         a = self.axial
@@ -94,8 +96,12 @@ def base_axial_params(base: NoiseProfile, fx: float) -> np.ndarray:
     return np.array([0.001, 0.0, 0.0, 0.0])
 
 
-def fit_sigma(bins: NoiseBins, targets: dict, start: np.ndarray, mode: str) -> np.ndarray:
-    """(a, b, c, d) fitted to the per-bin ``targets``; ``mode`` says which are free."""
+def fit_sigma(
+    bins: NoiseBins, targets: dict, start: np.ndarray, mode: str, slopes: dict | None = None
+) -> np.ndarray:
+    """(a, b, c, d) fitted to the per-bin ``targets``; ``mode`` says which are free. With
+    ``slopes`` (d log statistic / d log sigma per bin) a bin's sigma error weighs as the
+    statistic's error it causes (a Gauss-Newton weighting)."""
     keys = [k for k in bins if k in targets]
     z = np.array([bins[k][0] for k in keys])
     th = np.array([bins[k][1] for k in keys])
@@ -107,7 +113,8 @@ def fit_sigma(bins: NoiseBins, targets: dict, start: np.ndarray, mode: str) -> n
         k = float(np.sum(w * shape * s) / np.sum(w * shape * shape))
         return np.array([start[0] * k, start[1] * k, start[2], start[3] * k])
     free = np.array([True, True, True, mode == "full"])
-    return fit_terms.fit_axial_formula(z, th, s, n, start, free)
+    gain = None if slopes is None else np.array([slopes.get(k, 1.0) for k in keys])
+    return fit_terms.fit_axial_formula(z, th, s, n, start, free, gain)
 
 
 def axial_mode(bins: NoiseBins) -> tuple[str, str]:
@@ -143,8 +150,9 @@ def fit_noise(state: CalibrationState, iterations: int) -> NoiseFit:
     start = base_axial_params(state.base, state.fx)
     targets = {k: v[2] for k, v in real_bins.items()}
     fit = NoiseFit(fit_sigma(real_bins, targets, start, mode), mode, why, start, real_bins, targets)
-    seeds = (state.seed, state.seed + 1)
+    seeds = (state.seed,)
     previous: dict[tuple[int, int], tuple[float, float]] = {}
+    slopes: dict[tuple[int, int], float] = {}
     for _ in range(iterations):
         profile = state.assemble(axial=fit.term())
         sim_bins = noise_bins(
@@ -155,15 +163,16 @@ def fit_noise(state: CalibrationState, iterations: int) -> NoiseFit:
             if k not in sim_bins or sim_bins[k][2] <= 0:
                 continue
             now = (np.log(modelled[k]), np.log(sim_bins[k][2]))
-            slope = 1.0
             if k in previous and abs(now[0] - previous[k][0]) > 0.02:
                 slope = (now[1] - previous[k][1]) / (now[0] - previous[k][0])
-                slope = float(np.clip(slope, MIN_SLOPE, MAX_SLOPE))
+                slopes[k] = float(np.clip(slope, MIN_SLOPE, MAX_SLOPE))
+            slope = slopes.get(k, 1.0)
             # a secant step in log-log: the statistic's response to sigma, measured per bin
             # (quantization makes it flatter than 1:1), sets how far to move sigma there
             step = (np.log(real_bins[k][2]) - now[1]) / slope
             targets[k] = float(modelled[k] * np.exp(np.clip(step, -MAX_LOG_STEP, MAX_LOG_STEP)))
             previous[k] = now
-        fit.axial = fit_sigma(real_bins, targets, start, mode)
+        fit.axial = fit_sigma(real_bins, targets, start, mode, slopes)
+    fit.slopes = slopes
     state.lap("noise")
     return fit

@@ -114,7 +114,7 @@ def run_calibration(
     """Calibrate a profile on real frames, out of sample by construction (module doc)."""
     if holdout_every < 0:
         raise InputError(None, "--holdout-frames", f"must be >= 0, got {holdout_every}")
-    given = resolve_profile(base_profile) if base_profile else None
+    given = resolve_profile(base_profile) if base_profile else None  # a bad name fails first
     refs = references_from_files(
         frames,
         camera,
@@ -124,27 +124,52 @@ def run_calibration(
         depth_scale=depth_scale,
         seed=seed,
     )
-    notes = check_usable(refs, bool(parts))
+    return calibrate_references(
+        refs,
+        base=given,
+        parts_given=bool(parts),
+        name=name,
+        seed=seed,
+        holdout_every=holdout_every,
+        bootstrap=bootstrap,
+    )
+
+
+def calibrate_references(
+    refs: list[ReferenceFrame],
+    *,
+    base: tuple[str, NoiseProfile] | None = None,
+    parts_given: bool = False,
+    name: str | None = None,
+    seed: int = 0,
+    holdout_every: int = DEFAULT_HOLDOUT_EVERY,
+    bootstrap: int = 20,
+) -> CalibrationRun:
+    """``run_calibration`` from frames whose reference geometry is built: check them, hold
+    data out, choose the base (``base`` None: by evidence), calibrate, judge."""
+    notes = check_usable(refs, parts_given)
     split = split_holdout(refs, holdout_every)
-    if given is not None:
-        base = BaseChoice(given[0], given[1], {}, "user")
+    if base is not None:
+        choice = BaseChoice(base[0], base[1], {}, "user")
     else:
-        base = choose_base(split.fit)
-    result = calibrate_profile(split.fit, base.profile, name=name, seed=seed, bootstrap=bootstrap)
+        choice = choose_base(split.fit)
+    result = calibrate_profile(split.fit, choice.profile, name=name, seed=seed, bootstrap=bootstrap)
     profile = result.profile
     validation = None
     if split.held:
         validation = measure_gap(
             split.held,
-            {"calibrated": profile, f"base ({base.name})": base.profile},
+            {"calibrated": profile, f"base ({choice.name})": choice.profile},
             seeds=VALIDATION_SEEDS,
             judged_on=split.kind if split.kind == "frames" else "held-out planes",
         )
         ours, theirs = validation.gaps
-        record = holdout_record(split, base.name, ours.metrics, theirs.metrics, ours.targets_met())
+        record = holdout_record(
+            split, choice.name, ours.metrics, theirs.metrics, ours.targets_met()
+        )
     else:
-        record = holdout_record(split, base.name, {}, {}, {})
+        record = holdout_record(split, choice.name, {}, {}, {})
     profile = profile.model_copy(update={"validation": record})
     profile = NoiseProfile.model_validate(profile.model_dump())
     result.profile = profile
-    return CalibrationRun(profile, result, base, split, refs, validation, notes)
+    return CalibrationRun(profile, result, choice, split, refs, validation, notes)

@@ -180,11 +180,15 @@ def fit_axial_formula(
     pixels: np.ndarray,
     start: np.ndarray,
     free: np.ndarray,
+    gain: np.ndarray | None = None,
 ) -> np.ndarray:
     """Weighted least squares of a + b (z - c)^2 + d / sqrt(z) theta^2 / (pi/2 - theta)^2 to
-    per-bin sigmas (relative error, weight sqrt(pixels)); ``free`` masks the fitted params,
+    per-bin sigmas (relative error, weight sqrt(pixels) up to FIT_PIXEL_CAP, times ``gain``:
+    how strongly a bin's statistic responds to its sigma); ``free`` masks the fitted params,
     the others stay at ``start``."""
     weights = np.sqrt(np.minimum(pixels, FIT_PIXEL_CAP)) / np.maximum(sigma, 1e-6)
+    if gain is not None:
+        weights = weights * gain
 
     def residual(p_free: np.ndarray) -> np.ndarray:
         p = start.copy()
