@@ -59,7 +59,11 @@ class CalibrationRun:
                         verdict = f"kept the given pose: {info.get('reason')}"
                     lines.append(f"{ref.source}: part {region.name}: ICP {verdict}")
             regions = ", ".join(f"{r.name} {r.pixels} px" for r in ref.regions[:6])
-            lines.append(f"{ref.source}: {len(ref.regions)} regions ({regions})")
+            z = ref.depth_m[ref.depth_m > 0]
+            lines.append(
+                f"{ref.source}: returns at {np.min(z):.3f}-{np.max(z):.3f} m, "
+                f"{len(ref.regions)} regions ({regions})"
+            )
         lines += self.notes
         lines.append(self.base.reason())
         kept = []
