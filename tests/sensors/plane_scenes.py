@@ -20,11 +20,10 @@ def tilted_normal(tilt_deg: float) -> np.ndarray:
     return np.array([0.0, -np.sin(a), -np.cos(a)])
 
 
-def planes_frame(
-    planes: list[tuple[np.ndarray, float, int, int]], camera: CameraIntrinsics = CAMERA
-) -> RenderedFrame:
-    """``planes``: (unit normal facing the camera, offset d [m], first column, end column);
-    plane k fills its columns where it lies in front of the camera."""
+def planes_frame(planes: list[tuple], camera: CameraIntrinsics = CAMERA) -> RenderedFrame:
+    """``planes``: (unit normal facing the camera, offset d [m], first column, end column[,
+    first row, end row]); plane k fills its columns (rows: all, or the given ones) where it
+    lies in front of the camera, over the planes before it (a box in front of a floor)."""
     rays = camera.pixel_rays().astype(np.float64)
     unit = rays / np.linalg.norm(rays, axis=2, keepdims=True)
     h, w = rays.shape[:2]
@@ -32,13 +31,13 @@ def planes_frame(
     normals = np.zeros((h, w, 3), np.float32)
     incidence = np.zeros((h, w), np.float32)
     ids = np.full((h, w), -1, np.int32)
-    for k, (n, d, u0, u1) in enumerate(planes):
-        facing = rays[:, u0:u1] @ n
+    for k, (n, d, u0, u1, *rows) in enumerate(planes):
+        v0, v1 = rows if rows else (0, h)
+        facing = rays[v0:v1, u0:u1] @ n
         z = np.where(facing < -1e-9, -d / np.where(facing < -1e-9, facing, -1), 0.0)
-        depth[:, u0:u1] = z
-        hit = z > 0
+        depth[v0:v1, u0:u1] = z
         band = np.zeros((h, w), bool)
-        band[:, u0:u1] = hit
+        band[v0:v1, u0:u1] = z > 0
         normals[band] = n
         incidence[band] = np.arccos(np.clip(np.abs(unit[band] @ n), 0, 1))
         ids[band] = k
