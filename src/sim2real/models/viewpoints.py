@@ -75,6 +75,10 @@ class ViewpointModel:
     """Twice the largest distance from ``centre`` to a vertex [m] (the bundle's side)."""
     grid: int
     build_s: float = 0.0
+    edge_distance_m: np.ndarray | None = None
+    """(V, P) float32: how far each surface point lies from the view's outline, in the view
+    plane [m]: depth sensors blur, fatten or lose what is near an outline (thin features,
+    mixed pixels), so points close to it are weak evidence; None when not stored."""
     contour_inside_m: np.ndarray | None = None
     """(V, C) float32: how far the silhouette reaches inward from each outline point, along
     -outward [m] (a thin feature is short); None when not stored (older model files)."""
@@ -171,6 +175,7 @@ def build_viewpoints(
     if n_views < 1 or points_per_view < 1 or contour_per_view < 1 or grid < 4:
         raise InputError(None, "views", "need >= 1 view, point and contour point, grid >= 4")
     import open3d as o3d
+    from scipy import ndimage
 
     t0 = time.perf_counter()
     vertices = mesh.vertices
@@ -193,6 +198,7 @@ def build_viewpoints(
     contour = np.zeros((V, C, 3), np.float32)
     outward = np.zeros((V, C, 3), np.float32)
     reach_in = np.zeros((V, C), np.float32)
+    edge_dist = np.zeros((V, P), np.float32)
     reach_out = np.zeros((V, C), np.float32)
     hits = np.zeros(V, np.int32)
     batch = max(1, BATCH_RAYS // len(cells))
@@ -219,6 +225,10 @@ def build_viewpoints(
         hits[kk] = ok.sum(axis=1)
         pick = _random_members(ok, P, rng)  # (B, P) cell indices, hits first
         rows = np.arange(len(ks))[:, None]
+        # distance of each hit cell to the nearest miss, within its own view (the huge
+        # sampling along the view axis keeps views apart)
+        dist = ndimage.distance_transform_edt(mask, sampling=(1e9, 1.0, 1.0))
+        edge_dist[kk] = dist.reshape(len(ks), -1)[rows, cells[pick]] * spacing
         points[kk] = rays[rows, pick, :3] + rays[rows, pick, 3:] * t[rows, pick, None]
         n = nrm[rows, pick]
         facing = np.einsum("bpj,bj->bp", n, D[:, 0, :])
@@ -236,6 +246,7 @@ def build_viewpoints(
         empty = hits[kk] == 0
         points[kk[empty]] = normals[kk[empty]] = contour[kk[empty]] = outward[kk[empty]] = 0.0
         reach_in[kk[empty]] = reach_out[kk[empty]] = 0.0
+        edge_dist[kk[empty]] = 0.0
     return ViewpointModel(
         directions,
         points,
@@ -247,8 +258,9 @@ def build_viewpoints(
         2 * radius,
         grid,
         time.perf_counter() - t0,
-        reach_in,
-        reach_out,
+        edge_distance_m=edge_dist,
+        contour_inside_m=reach_in,
+        contour_outside_m=reach_out,
     )
 
 
@@ -264,6 +276,7 @@ def save_viewpoints(path: str | Path, views: ViewpointModel) -> None:
             contour_points=views.contour_points.astype(np.float32),
             contour_outward=views.contour_outward.astype(np.float16),
             hits=views.hits.astype(np.int32),
+            **({} if views.edge_distance_m is None else {"edge_distance_m": views.edge_distance_m}),
             **(
                 {}
                 if views.contour_inside_m is None
@@ -314,6 +327,7 @@ def load_viewpoints(path: str | Path) -> ViewpointModel:
         data["centre"].astype(np.float64),
         float(data["diameter_m"]),
         int(data.get("grid", 0)),
+        edge_distance_m=_reach_array(data, "edge_distance_m", path, data["points"]),
         contour_inside_m=_reach_array(data, "contour_inside_m", path, data["contour_points"]),
         contour_outside_m=_reach_array(data, "contour_outside_m", path, data["contour_points"]),
     )

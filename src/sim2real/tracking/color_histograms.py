@@ -50,6 +50,13 @@ class ColorHistograms:
             self.foreground = (1 - rate) * self.foreground + rate * f
             self.background = (1 - rate) * self.background + rate * b
 
+    def separation(self) -> float:
+        """1 - the Bhattacharyya coefficient of the two histograms: 0 when the part's colours
+        are the background's (colour cannot tell them apart), 1 when they never meet."""
+        if self.foreground is None:
+            return 0.0
+        return float(1.0 - np.sqrt(self.foreground * self.background).sum())
+
     def log_likelihoods(self, cells: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """log p(colour | part) and log p(colour | background) of histogram ``cells``."""
         return np.log(self.foreground[cells] + EPS), np.log(self.background[cells] + EPS)

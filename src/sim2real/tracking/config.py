@@ -83,6 +83,13 @@ class TrackerConfig(BaseModel):
         description="while lost with a static camera, search the whole frame only on every n-th "
         "lost frame (the foreground is searched on each): bounds the cost of a lost frame",
     )
+    outline_margin_px: float = Field(
+        3.0,
+        ge=0,
+        description="model points nearer than this to the part's outline in the image neither "
+        "confirm nor contradict a pose: depth sensors blur, fatten or lose thin features and "
+        "what borders an outline (stereo matching windows, mixed pixels) [px]",
+    )
     region: RegionConfig = Field(
         default_factory=RegionConfig, description="the colour (region) modality's settings"
     )

@@ -189,10 +189,13 @@ def align(
     inlier_m: float = 0.006,
     occluder_m: float = 0.05,
     weights: np.ndarray | None = None,
+    edge_distance_m: np.ndarray | None = None,
+    edge_margin_px: float = 0.0,
 ) -> Alignment:
     """Refine ``T_init`` (part in camera) so the model ``points``/``normals`` (part frame, (P, 3))
     lie on the measured surface of ``depth`` ((H, W) metres, 0 = none). ``weights`` (P,): each
-    point's chance of a return (tuned surfaces); rarely returning regions pull less."""
+    point's chance of a return (tuned surfaces); rarely returning regions pull less. The
+    result is scored by ``evaluate`` (with ``edge_distance_m`` and ``edge_margin_px``)."""
     T = T_init.copy()
     for gate in gates_m:
         for _ in range(iterations):
@@ -206,7 +209,10 @@ def align(
             T = _skew_update(x) @ T
             if np.linalg.norm(x) < CONVERGED:
                 break
-    return evaluate(depth, camera, points, normals, T, inlier_m, occluder_m, weights)
+    return evaluate(
+        depth, camera, points, normals, T, inlier_m, occluder_m, weights, edge_distance_m,
+        edge_margin_px,
+    )  # fmt: skip
 
 
 def evaluate(
@@ -218,11 +224,15 @@ def evaluate(
     inlier_m: float,
     occluder_m: float = 0.05,
     weights: np.ndarray | None = None,
+    edge_distance_m: np.ndarray | None = None,
+    edge_margin_px: float = 0.0,
 ) -> Alignment:
     """Count, for the model seen at ``T``, agreeing returns, occluders (a surface at least
     ``occluder_m`` in front), contradictions (``behind``: see-through, or a surface just in
     front of the model, which no occluder explains: the model would sit inside it) and
-    dropouts."""
+    dropouts. Points less than ``edge_margin_px`` from the view's outline (``edge_distance_m``,
+    per point) have no opinion: depth sensors blur, fatten or lose thin features and what is
+    next to an outline."""
     p = points @ T[:3, :3].T + T[:3, 3]
     n = normals @ T[:3, :3].T
     inside, zm, _ = _correspond(depth, camera, p)
@@ -239,18 +249,22 @@ def evaluate(
     if behind.any():  # beside an occluder's edge, returns mix both surfaces: no opinion there
         behind &= ~_beside_occluder(depth, camera, p, behind, occluder_m)
     rms = float(np.sqrt(np.mean(dz[inl] ** 2))) if inl.any() else float("nan")
+    opinion = np.ones(len(p), bool)
+    if edge_distance_m is not None and edge_margin_px > 0:
+        opinion = edge_distance_m * camera.fx >= edge_margin_px * np.maximum(p[:, 2], 1e-6)
+    w = np.ones(len(p)) if weights is None else weights
     return Alignment(
         T,
-        int(inl.sum()),
-        int(behind.sum()),
-        int(front.sum()),
+        int((inl & opinion).sum()),
+        int((behind & opinion).sum()),
+        int((front & opinion).sum()),
         int((visible & ~has).sum()),
         int(visible.sum()),
         rms,
-        len(points),
+        int(opinion.sum()),
         facing=int(facing.sum()),
-        expected=float(len(points) if weights is None else weights.sum()),
-        expected_visible=float(visible.sum() if weights is None else weights[visible].sum()),
+        expected=float(w[opinion].sum()),
+        expected_visible=float(w[visible & opinion].sum()),
     )
 
 

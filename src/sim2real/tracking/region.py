@@ -53,13 +53,23 @@ class RegionConfig(BaseModel):
     )
     histogram_bins: int = Field(16, description="histogram cells per RGB channel (a power of 2)")
     learn_px: tuple[int, int] = Field(
-        (2, 18), description="pixels from the outline (inner, outer) whose colours are learned"
+        (4, 24),
+        description="colours are learned this far from the outline, both sides (and inside at "
+        "most 60 % of the part's reach): clear of the outline, so a start a few pixels off "
+        "does not teach the part's colours as background [px]",
     )
     occluder_m: float = Field(
         0.01, gt=0, description="a depth return this much in front of an outline point hides it [m]"
     )
     agree_px: float = Field(
         2.5, gt=0, description="an outline found within this of the model's agrees with it [px]"
+    )
+    min_separation: float = Field(
+        0.3,
+        ge=0,
+        le=1,
+        description="below this separation of the part's and the background's colours "
+        "(1 - Bhattacharyya coefficient) colour has no opinion and depth decides alone",
     )
 
 
@@ -183,8 +193,8 @@ class RegionModality:
         use = lines.valid[:, None]
         inner = self._samples(color, lines, -off)
         outer = self._samples(color, lines, off)
-        fmask = use & (off[None] < lines.reach_in[:, None])
-        bmask = use & (off[None] < lines.reach_out[:, None])
+        fmask = use & (off[None] < 0.6 * lines.reach_in[:, None])
+        bmask = use & (off[None] < 0.6 * lines.reach_out[:, None])
         self.histograms.update(inner[fmask], outer[bmask], rate)
 
     # -- correspondences ----------------------------------------------------------------------

@@ -94,6 +94,7 @@ class Tracker:
             self.config.region,
         )
         self._color: np.ndarray | None = None  # this frame's colour image, if any
+        self._colors_trusted = False  # learned at a confirmed pose (not only at a given start)
 
     def initialize(self, T_cam_part: np.ndarray | None) -> None:
         """Start from a known pose, or (None) search the next frame for the part."""
@@ -110,6 +111,32 @@ class Tracker:
     def _weights(self, k: int) -> np.ndarray | None:
         return None if self.views.weights is None else self.views.weights[k]
 
+    def _edges(self, k: int) -> np.ndarray | None:
+        e = self.views.edge_distance_m
+        return None if e is None else e[k]
+
+    def _evaluate(
+        self,
+        depth: np.ndarray,
+        T: np.ndarray,
+        k: int,
+        inlier_m: float,
+        occluder_m: float | None = None,
+    ) -> Alignment:
+        """The depth evidence for pose ``T`` on view ``k`` (``icp.evaluate``)."""
+        return evaluate(
+            depth,
+            self.camera,
+            self.views.points[k],
+            self.views.normals[k],
+            T,
+            inlier_m,
+            occluder_m or self.occluder_m,
+            self._weights(k),
+            self._edges(k),
+            self.config.outline_margin_px,
+        )
+
     def _align(
         self, depth: np.ndarray, T_guess: np.ndarray, occluder_m: float | None = None
     ) -> Alignment:
@@ -118,7 +145,7 @@ class Tracker:
         is how far in front a surface must be to count as occluder."""
         occluder_m = occluder_m or self.occluder_m
         cfg = self.config
-        fused = self._color is not None and self.region.histograms.ready
+        fused = self._uses_color()
         if fused:
             settings = FusedSettings(cfg.gates_m, cfg.depth_sigma_m)
             T, _ = fused_align(
@@ -126,16 +153,7 @@ class Tracker:
                 self._weights,
             )  # fmt: skip
             k = self.views.nearest(T)
-            a = evaluate(
-                depth,
-                self.camera,
-                self.views.points[k],
-                self.views.normals[k],
-                T,
-                cfg.inlier_m,
-                occluder_m,
-                self._weights(k),
-            )
+            a = self._evaluate(depth, T, k, cfg.inlier_m, occluder_m)
         else:
             a = self._depth_align(depth, T_guess, cfg.gates_m, occluder_m)
             if self.views.nearest(a.T_cam_part) != self.views.nearest(T_guess):
@@ -169,6 +187,18 @@ class Tracker:
             inlier_m=self.config.inlier_m,
             occluder_m=occluder_m,
             weights=self._weights(k),
+            edge_distance_m=self._edges(k),
+            edge_margin_px=self.config.outline_margin_px,
+        )
+
+    def _uses_color(self) -> bool:
+        """Colour this frame, learned colours, and colours that tell the part from its
+        surroundings (a colourless scene leaves depth alone)."""
+        h = self.region.histograms
+        return (
+            self._color is not None
+            and h.ready
+            and h.separation() >= self.config.region.min_separation
         )
 
     def color_score(self, depth: np.ndarray, T: np.ndarray) -> float | None:
@@ -266,9 +296,13 @@ class Tracker:
                 self.T = None  # a given start that does not match the frame is not kept
         self.status = status
         self._lost_frames = self._lost_frames + 1 if status == "lost" else 0
-        if self._color is not None and status == "tracking" and self.region.histograms.ready:
+        if self._color is not None and status in ("tracking", "recovered"):
+            # a trusted pose teaches the part's colours; the first one replaces what the given
+            # start (perhaps off by a few pixels) taught
             lines = self.region.lines(self.views, self.T, depth, self.camera)
-            self.region.learn(self._color, lines, cfg.region.learning_rate)
+            rate = cfg.region.learning_rate if self._colors_trusted else None
+            self.region.learn(self._color, lines, rate)
+            self._colors_trusted = True
         if self.background is not None:
             self.background.update(depth)
         T_out = self.T if self.T is not None else np.eye(4)
@@ -322,16 +356,7 @@ class Tracker:
             for b in np.linspace(-step, step, n):
                 T = guess.copy()
                 T[:3, 3] += a * across[0] + b * across[1]
-                e = evaluate(
-                    depth,
-                    self.camera,
-                    self.views.points[k],
-                    self.views.normals[k],
-                    T,
-                    2 * self.config.inlier_m,
-                    occluder_m or self.occluder_m,
-                    self._weights(k),
-                )
+                e = self._evaluate(depth, T, k, 2 * self.config.inlier_m, occluder_m)
                 scored.append((e.score, T))
         scored.sort(key=lambda st: -st[0])
         return [T for _, T in scored[:LATERAL_STARTS]] + [self._align_nearest(depth, guess)]
@@ -356,14 +381,4 @@ class Tracker:
 
 def score_pose(tracker: Tracker, depth: np.ndarray, T: np.ndarray) -> Alignment:
     """The tracker's score of a given pose on a frame (no alignment)."""
-    k = tracker.views.nearest(T)
-    return evaluate(
-        depth,
-        tracker.camera,
-        tracker.views.points[k],
-        tracker.views.normals[k],
-        T,
-        tracker.config.inlier_m,
-        tracker.occluder_m,
-        tracker._weights(k),
-    )
+    return tracker._evaluate(depth, T, tracker.views.nearest(T), tracker.config.inlier_m)
