@@ -1,104 +1,148 @@
-"""Actuator models on the real XL330 servo bench: fit on two gains, evaluate on the third.
+"""Actuator models on the real XL330 servo bench, leave one gain out: fit on two gains, predict
+the third, every choice.
 
-python benchmarks/bench_actuators.py [--holdout-kp 400] [--time-budget 100] [--models ...]
-    [--net-models ...] [--seed 0] [--restarts 2]
+python benchmarks/bench_actuators.py [--models ...] [--candidates ...] [--popsize 32]
+    [--max-evals 2000] [--restarts 2] [--seed 0] [--folds 100 200 400]
 
-Each physical model is fitted (CMA-ES on the simulated position MAE, from its nominal
-values, ``restarts + 1`` runs sharing the time budget, the lowest train MAE kept, never the
-hold-out's) on the logs at the other gains and evaluated on the logs at ``--holdout-kp``; the
-BAM authors' published parameters (``published-params/m1..m6.json``) are evaluated, unfitted,
-with our implementation of their equations on the same logs. The learned actuator networks
-(``--net-models``: ``net`` = Hwangbo-style inputs, ``net-kp`` = error times the firmware gain)
-are trained on inverse-dynamics torques of the same training logs and judged the same way: the
-bench simulated with the network in the loop, position MAE on the same train and hold-out
-logs. Torque-disabled samples are excluded from the MAE. Prints a table: model x train MAE x
-hold-out MAE x fit time.
+For each held-out gain (a fold), every model is fitted on the logs at the other gains (CMA-ES
+on the simulated position MAE; ``restarts + 1`` runs, the lowest *train* MAE kept; networks
+trained on inverse-dynamics torques) and judged on the logs at the held-out gain. ``auto`` is
+what ``sim2real actuator fit --model auto`` would give: the candidate chosen by leave-one-gain-
+out validation *within the two training gains* (never by training error, never seeing the
+held-out gain), refitted on both. The BAM authors' published parameters
+(``published-params/m1..m6.json``) are evaluated unfitted with our implementation of their
+equations. The firmware law (error gain, PWM limit) is identified from the training logs' PWM
+column and judged on the held-out gain's. Fits are cached by (model, gains), so each model is
+fitted once per distinct set of gains (6 fits for 3 gains). Prints one table per fold, the
+summary (hold-out MAE and its ratio to the fitted Coulomb-viscous model's) and the targets.
 """
 
 from __future__ import annotations
 
 import argparse
+import time
 
-from sim2real.actuators.fit import evaluate, fit_actuator
+from sim2real.actuators.catalog import (
+    ALL_MODELS,
+    AUTO_CANDIDATES,
+    FitSettings,
+    fit_model,
+    is_physical,
+    n_params,
+)
+from sim2real.actuators.firmware import duty_mae, identify_firmware
+from sim2real.actuators.fit import evaluate
 from sim2real.actuators.published import load_published
-from sim2real.actuators.run import MODELS, NET_MODELS, fit_network, make_config, split_logs
+from sim2real.actuators.select import FitCache, at_gains, gains_of, select_model
 from sim2real.actuators.servo_log import read_servo_log
 from sim2real.core.data import real_data
+
+TARGET_RATIO = 0.6
+REFERENCE = "coulomb-viscous"
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--holdout-kp", type=float, default=400.0)
-    ap.add_argument("--time-budget", type=float, default=100.0)
-    ap.add_argument("--max-evals", type=int, default=3000)
-    ap.add_argument("--models", nargs="*", default=list(MODELS))
-    ap.add_argument("--net-models", nargs="*", default=list(NET_MODELS))
-    ap.add_argument("--seed", type=int, default=0)
-    # 3 CMA-ES runs (or network trainings), best train MAE kept: with 1 run the hold-out
-    # target was met with seed 0 (0.47) but not seed 1 (0.59); with 3, 0.47 and 0.48
+    ap.add_argument("--models", nargs="*", default=["stribeck", "load-dependent-stribeck"])
+    ap.add_argument("--candidates", nargs="*", default=list(AUTO_CANDIDATES))
+    ap.add_argument("--popsize", type=int, default=32)
+    ap.add_argument("--max-evals", type=int, default=2000)
     ap.add_argument("--restarts", type=int, default=2)
+    ap.add_argument("--time-budget", type=float, default=300.0)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--folds", nargs="*", type=float, default=None)
     args = ap.parse_args()
+    for name in (*args.models, *args.candidates):
+        if name not in ALL_MODELS:
+            ap.error(f"unknown model {name!r}")
 
-    folder = real_data("servo-bam-xl330", "processed")
-    logs = [read_servo_log(p) for p in sorted(folder.glob("*.json"))]
-    train, hold = split_logs(logs, args.holdout_kp)
-    gains = sorted({log.kp_fw for log in train})
-    print(
-        f"train: {len(train)} logs at kp {gains}; hold-out: {len(hold)} logs at kp "
-        f"{args.holdout_kp:g}"
+    t_start = time.perf_counter()
+    logs = [read_servo_log(p) for p in sorted(real_data("servo-bam-xl330", "processed").glob("*"))]
+    settings = FitSettings(
+        popsize=args.popsize,
+        max_evals=args.max_evals,
+        restarts=args.restarts,
+        time_budget_s=args.time_budget,
+        seed=args.seed,
     )
-    rows = []
-    for name in args.models:
-        fit = fit_actuator(
-            make_config(name),
-            train,
-            time_budget_s=args.time_budget,
-            max_evals=args.max_evals,
-            seed=args.seed,
-            restarts=args.restarts,
-        )
-        hold_mae = evaluate(fit.config, hold)
-        rows.append(
-            (name, fit.nominal_mae_rad, fit.train_mae_rad, hold_mae, fit.fit_time_s, fit.evals)
-        )
-        print(
-            f"  fitted {name}: train {fit.train_mae_rad:.4f} hold-out {hold_mae:.4f} "
-            f"({fit.fit_time_s:.1f} s)",
-            flush=True,
-        )
-    for name in args.net_models:
-        net = fit_network(train, name, seed=args.seed, restarts=args.restarts)
-        hold_mae = evaluate(net.config, hold)
-        rows.append((name, None, net.train_mae_rad, hold_mae, net.fit_time_s, "-"))
-        print(
-            f"  trained {name}: train {net.train_mae_rad:.4f} hold-out {hold_mae:.4f} "
-            f"({net.fit_time_s:.1f} s; torque RMSE {net.torque_rmse_Nm:.4f} of std "
-            f"{net.target_std_Nm:.4f} N m on {net.samples} samples)",
-            flush=True,
-        )
+    cache = FitCache(lambda name, lg: fit_model(name, lg, settings, identify_firmware(lg)))
+    models = list(dict.fromkeys([REFERENCE, *args.candidates, *args.models]))
     pub = real_data("servo-bam-xl330", "published-params")
-    for m in range(1, 7):
-        cfg, _ = load_published(pub / f"m{m}.json")
-        rows.append(
-            (f"BAM m{m} published", None, evaluate(cfg, train), evaluate(cfg, hold), None, 0)
-        )
-    print()
+    published = {f"BAM m{m} published": load_published(pub / f"m{m}.json")[0] for m in range(1, 7)}
+    gains = gains_of(logs)
+    folds = args.folds or gains
     print(
-        f"| model | nominal MAE [rad] | train MAE [rad] | hold-out MAE kp {args.holdout_kp:g} "
-        "[rad] | fit time [s] | evals |"
+        f"{len(logs)} logs at kp {', '.join(f'{g:g}' for g in gains)}; folds (held-out kp): "
+        f"{', '.join(f'{g:g}' for g in folds)}; CMA-ES popsize {settings.popsize}, "
+        f"{settings.max_evals} evals x {settings.restarts + 1} runs"
     )
-    print("|---|---|---|---|---|---|")
-    for name, nom, tr, ho, t, ev in rows:
-        nom_s = f"{nom:.4f}" if nom is not None else "-"
-        t_s = f"{t:.1f}" if t is not None else "-"
-        print(f"| {name} | {nom_s} | {tr:.4f} | {ho:.4f} | {t_s} | {ev} |")
-    cv = next((r for r in rows if r[0] == "coulomb-viscous"), None)
-    if cv is not None:
-        best = min((r for r in rows if r[4] is not None), key=lambda r: r[3])
+    summary: dict[str, dict[float, float]] = {}
+    auto: dict[float, tuple[str, float, bool]] = {}
+    for g in folds:
+        train = [log for log in logs if log.kp_fw != g]
+        hold = at_gains(logs, [g])
+        law = identify_firmware(train)
+        print(f"\n## held-out kp {g:g} (train kp {', '.join(f'{k:g}' for k in gains_of(train))})")
+        print(f"{law.summary()}; on the held-out gain: duty MAE {duty_mae(law, hold):.4f}")
         print(
-            f"\nbest fitted model on hold-out: {best[0]} {best[3]:.4f} rad = "
-            f"{best[3] / cv[3]:.2f} x the fitted Coulomb-viscous ({cv[3]:.4f}); target <= 0.5"
+            "| model | train MAE [rad] | hold-out MAE [rad] | / Coulomb-viscous | fit [s] | at bounds |"
         )
+        print("|---|---|---|---|---|---|")
+        rows = []
+        for name in models:
+            fit = cache.get(name, train)
+            ho = evaluate(fit.config, hold)
+            rows.append((name, fit.train_mae_rad, ho, fit.fit_time_s, len(fit.at_bounds)))
+            summary.setdefault(name, {})[g] = ho
+        ref = summary[REFERENCE][g]
+        for name, tr, ho, t, nb in rows:
+            print(f"| {name} | {tr:.4f} | {ho:.4f} | {ho / ref:.2f} | {t:.1f} | {nb} |")
+        sel = select_model(args.candidates, train, cache, evaluate, n_params, is_physical)
+        ho = summary[sel.chosen][g]
+        auto[g] = (sel.chosen, ho, sel.extrapolates)
+        print(f"| **auto -> {sel.chosen}** | | {ho:.4f} | {ho / ref:.2f} | | |")
+        for name, cfg in published.items():
+            ho = evaluate(cfg, hold)
+            summary.setdefault(name, {})[g] = ho
+            print(f"| {name} | {evaluate(cfg, train):.4f} | {ho:.4f} | {ho / ref:.2f} | - | |")
+        print(f"auto: {sel.reason}")
+        inner = ", ".join(
+            f"{c.name} {c.logo_mae_rad:.4f}{'' if c.extrapolates else ' (no)'}"
+            for c in sel.candidates
+        )
+        print(f"auto's leave-one-gain-out MAE within the training gains: {inner}")
+
+    print("\n## summary: hold-out MAE [rad] (ratio to the fitted Coulomb-viscous model's)")
+    print("| model | " + " | ".join(f"kp {g:g} held out" for g in folds) + " | worst ratio |")
+    print("|---|" + "---|" * (len(folds) + 1))
+    ref = summary[REFERENCE]
+    for name, per in summary.items():
+        cells = " | ".join(f"{per[g]:.4f} ({per[g] / ref[g]:.2f})" for g in folds)
+        print(f"| {name} | {cells} | {max(per[g] / ref[g] for g in folds):.2f} |")
+    cells = " | ".join(f"{auto[g][0]}: {auto[g][1]:.4f} ({auto[g][1] / ref[g]:.2f})" for g in folds)
+    worst_auto = max(auto[g][1] / ref[g] for g in folds)
+    print(f"| **auto** | {cells} | {worst_auto:.2f} |")
+    extended = [n for n in summary if n != REFERENCE and not n.startswith("BAM")]
+    best = {g: min(extended, key=lambda n: summary[n][g]) for g in folds}
+    worst_best = max(summary[best[g]][g] / ref[g] for g in folds)
+    print(
+        "\nbest extended model per fold: "
+        + ", ".join(f"kp {g:g}: {best[g]} {summary[best[g]][g] / ref[g]:.2f}" for g in folds)
+        + f" -> target <= {TARGET_RATIO} in every fold: "
+        + ("met" if worst_best <= TARGET_RATIO else "NOT met")
+    )
+    print(
+        f"auto (selected within the training gains): worst ratio {worst_auto:.2f} -> target "
+        f"<= {TARGET_RATIO} in every fold: " + ("met" if worst_auto <= TARGET_RATIO else "NOT met")
+    )
+    fit_times = {}
+    for (name, _), fit in cache.fits.items():
+        fit_times.setdefault(name, []).append(fit.fit_time_s)
+    print(
+        "mean fit time [s] per model (all cached fits): "
+        + ", ".join(f"{n} {sum(t) / len(t):.1f} ({len(t)} fits)" for n, t in fit_times.items())
+    )
+    print(f"total wall time {time.perf_counter() - t_start:.0f} s")
 
 
 if __name__ == "__main__":

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from sim2real.actuators.catalog import make_config
 from sim2real.actuators.fit import evaluate, fit_actuator
 from sim2real.actuators.published import load_published
-from sim2real.actuators.run import make_config
 from sim2real.actuators.servo_log import read_servo_log
 
 

@@ -1,32 +1,32 @@
-"""Comparing actuator models on one bench: each model fitted on the logs at some gains and
-judged on the logs at a held-out gain, by the same measure (position MAE of the simulated
-bench driven by the logged goal positions, torque-enabled samples only).
+"""Comparing actuator models on one bench and choosing one by validation: each model is judged
+by leave one gain out among the training logs' gains (fitted on the other gains, position MAE
+of the simulated bench on the held-out one), then fitted on all training logs and, with a
+``--holdout-kp``, judged on that gain too. The choice (:mod:`sim2real.actuators.select`) uses
+the leave-one-gain-out errors only, never the training error.
 
-Writes a table (``comparison.csv``) and, per held-out log, a plot of the measured position
-against every model's prediction, gathered in an HTML report. Used by ``sim2real actuator
-compare``, the benchmark and the demo.
+Writes a table (``comparison.csv``), each fitted model, and per held-out log a plot of the
+measured position against every model's prediction, gathered in an HTML report. Used by
+``sim2real actuator compare``, ``actuator fit --model auto``, the benchmark and the demo.
 """
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
-
-from sim2real.actuators.bench import simulate
-from sim2real.actuators.fit import evaluate, fit_actuator
-from sim2real.actuators.servo_log import ServoLog
-from sim2real.core.atomic import write_text_atomic
-from sim2real.core.report import ReportSection
+from sim2real.actuators.catalog import FitSettings, fit_model, is_physical, n_params
+from sim2real.actuators.compare_report import comparison_section
+from sim2real.actuators.firmware import identify_firmware
+from sim2real.actuators.fit import evaluate
+from sim2real.actuators.select import Candidate, FitCache, Selection, gains_of, select_model
+from sim2real.actuators.servo_log import ServoLog, check_steps, read_logs, split_logs
 
 
 @dataclass
 class ModelResult:
-    """One row of the comparison; MAEs in rad (``holdout_mae_rad`` None without hold-out)."""
+    """One row of the comparison; MAEs in rad (``holdout_mae_rad`` None without hold-out);
+    ``logo`` the leave-one-gain-out record (None with fewer than two training gains)."""
 
     name: str
     config: object
@@ -35,13 +35,20 @@ class ModelResult:
     fit_time_s: float
     fit: object = None
     """What the fitter returned (a physical fit or a trained network), for saving."""
+    logo: Candidate | None = None
+    at_bounds: list[str] = field(default_factory=list)
 
-    def save(self, path: Path) -> Path:
+    def save(self, path: Path, extra: dict | None = None) -> Path:
         """The fitted model as an actuator YAML (a network's ``.pt`` / ``.onnx`` beside)."""
         from sim2real.actuators.models import save_actuator
         from sim2real.actuators.network import save_network
 
-        record = {"train_mae_rad": self.train_mae_rad, "holdout_mae_rad": self.holdout_mae_rad}
+        record = {
+            "train_mae_rad": self.train_mae_rad,
+            "holdout_mae_rad": self.holdout_mae_rad,
+            "at_bounds": list(self.at_bounds),
+            **(extra or {}),
+        }
         trained = getattr(self.fit, "trained", None)
         if trained is not None:
             save_network(trained, path, {"fit": record})
@@ -50,28 +57,9 @@ class ModelResult:
         return path
 
 
-Fitter = Callable[[str, list[ServoLog], float, int], object]
-"""(model name, train logs, time budget [s], seed) -> a fit with ``config`` and
-``fit_time_s``."""
-
-
-def fit_physical(name: str, train: list[ServoLog], budget_s: float, seed: int):
-    from sim2real.actuators.run import make_config
-
-    return fit_actuator(make_config(name), train, time_budget_s=budget_s, seed=seed)
-
-
-def fit_net(name: str, train: list[ServoLog], budget_s: float, seed: int):
-    """A network trains in seconds; the time budget does not apply."""
-    from sim2real.actuators.run import fit_network
-
-    return fit_network(train, name, seed=seed)
-
-
-def default_fitters() -> dict[str, Fitter]:
-    from sim2real.actuators.run import NET_MODELS
-
-    return dict.fromkeys(NET_MODELS, fit_net)
+def make_cache(settings: FitSettings) -> FitCache:
+    """Fits by (model, gains), each with the firmware law of the logs it is fitted on."""
+    return FitCache(lambda name, logs: fit_model(name, logs, settings, identify_firmware(logs)))
 
 
 def compare_models(
@@ -79,73 +67,51 @@ def compare_models(
     train: list[ServoLog],
     hold: list[ServoLog],
     *,
-    time_budget_s: float = 100.0,
-    seed: int = 0,
-    fitters: dict[str, Fitter] | None = None,
+    settings: FitSettings | None = None,
+    select: bool = True,
+    cache: FitCache | None = None,
     progress: Callable[[str], None] | None = None,
-) -> list[ModelResult]:
-    """Fit each model on ``train`` (``fitters`` by name, else the physical fit) and evaluate it
-    on ``train`` and ``hold``."""
+) -> tuple[list[ModelResult], Selection | None]:
+    """Each model's leave-one-gain-out record on ``train`` (when ``select`` and ``train`` has
+    two gains or more) and the choice, then its fit on all of ``train`` judged on ``train``
+    and ``hold``."""
+    cache = cache or make_cache(settings or FitSettings())
+    selection = None
+    if select and len(gains_of(train)) >= 2:
+        selection = select_model(models, train, cache, evaluate, n_params, is_physical, progress)
     rows = []
-    fitters = default_fitters() if fitters is None else fitters
     for name in models:
-        fit = fitters.get(name, fit_physical)(name, train, time_budget_s, seed)
-        cfg, seconds = fit.config, fit.fit_time_s
+        fit = cache.get(name, train)
         row = ModelResult(
-            name, cfg, evaluate(cfg, train), evaluate(cfg, hold) if hold else None, seconds, fit
+            name,
+            fit.config,
+            float(fit.train_mae_rad),
+            evaluate(fit.config, hold) if hold else None,
+            fit.fit_time_s,
+            fit,
+            selection.candidate(name) if selection else None,
+            list(fit.at_bounds),
         )
         rows.append(row)
         if progress is not None:
             held = f", hold-out {row.holdout_mae_rad:.4f}" if hold else ""
-            progress(f"{name}: train {row.train_mae_rad:.4f} rad{held} ({seconds:.1f} s)")
-    return rows
+            progress(f"{name}: train {row.train_mae_rad:.4f} rad{held} ({row.fit_time_s:.1f} s)")
+    return rows, selection
 
 
-def table_rows(rows: list[ModelResult]) -> list[tuple[str, str]]:
-    """(model, 'train x, hold-out y, fit z s') for a report table."""
-    out = []
-    for r in rows:
-        held = f", hold-out {r.holdout_mae_rad:.4f} rad" if r.holdout_mae_rad is not None else ""
-        out.append((r.name, f"train {r.train_mae_rad:.4f} rad{held}, fit {r.fit_time_s:.1f} s"))
-    return out
-
-
-def comparison_csv(rows: list[ModelResult]) -> str:
-    buf = io.StringIO()
-    w = csv.writer(buf)
-    w.writerow(["model", "train_mae_rad", "holdout_mae_rad", "fit_time_s"])
-    for r in rows:
-        held = "" if r.holdout_mae_rad is None else f"{r.holdout_mae_rad:.6f}"
-        w.writerow([r.name, f"{r.train_mae_rad:.6f}", held, f"{r.fit_time_s:.2f}"])
-    return buf.getvalue()
-
-
-def overlay_png(path: Path, log: ServoLog, rows: list[ModelResult]) -> None:
-    """Goal, measured and each model's predicted position against time, with the error
-    below (torque-off time shaded)."""
-    from sim2real.core.report import _pyplot, save_figure
-
-    plt = _pyplot()
-    fig, (ax, ax_err) = plt.subplots(
-        2, 1, figsize=(8.5, 4.8), sharex=True, gridspec_kw={"height_ratios": [2, 1]}
+def describe(train: list[ServoLog], hold: list[ServoLog], selection: Selection | None) -> str:
+    """The report's text: what was fitted, judged and chosen."""
+    gains = ", ".join(f"{g:g}" for g in gains_of(train))
+    text = f"Fitted on {len(train)} logs at kp {gains}"
+    if hold:
+        text += f"; judged on the {len(hold)} logs at kp {gains_of(hold)[0]:g}, which no fit saw"
+    text += (
+        ". Position MAE of the bench simulated with each model, driven by the logged goal "
+        "positions (torque-enabled samples)."
     )
-    ax.plot(log.t_s, log.goal_rad, "k:", lw=1, label="goal (command)")
-    ax.plot(log.t_s, log.q_rad, "k", lw=1.8, label="measured")
-    for k, r in enumerate(rows):
-        pred = simulate(r.config, [log])[0, 0, : len(log.t_s)]
-        err = np.abs(pred - log.q_rad)
-        mae = float(err[log.enabled].mean()) if log.enabled.any() else float("nan")
-        ax.plot(log.t_s, pred, f"C{k}--", lw=1.2, label=f"{r.name} (MAE {mae:.4f} rad)")
-        ax_err.plot(log.t_s, err, f"C{k}", lw=1)
-    for a in (ax, ax_err):
-        a.fill_between(
-            log.t_s, 0, 1, where=~log.enabled, color="0.9", transform=a.get_xaxis_transform()
-        )
-    ax.set(ylabel="position [rad]", title=f"{log.path.name}: kp {log.kp_fw:g}")
-    ax.legend(fontsize=7, loc="best")
-    ax_err.set(xlabel="time [s]", ylabel="|error| [rad]")
-    fig.tight_layout()
-    save_figure(fig, path, dpi=100)
+    if selection is None:
+        return text + " Leave one gain out needs training logs at two gains: no model chosen."
+    return text + f" Chosen: {selection.chosen}, {selection.reason}."
 
 
 def compare_command(
@@ -153,55 +119,26 @@ def compare_command(
     models: list[str],
     out: Path,
     holdout_kp: float | None,
-    time_budget_s: float = 100.0,
-    seed: int = 0,
+    settings: FitSettings | None = None,
     progress: Callable[[str], None] | None = None,
-) -> tuple[list[ModelResult], Path]:
-    """``sim2real actuator compare``: fit every model, save each (``OUT/<model>.yaml``) and
-    write ``OUT/comparison.csv`` and the report ``OUT/index.html``."""
-    from sim2real.actuators.run import MODELS, NET_MODELS, check_steps, split_logs
-    from sim2real.actuators.servo_log import read_servo_log
-    from sim2real.core.errors import InputError
+) -> tuple[list[ModelResult], Selection | None, Path]:
+    """``sim2real actuator compare``: judge and fit every model, save each
+    (``OUT/<model>.yaml``) and write ``OUT/comparison.csv`` and the report ``OUT/index.html``."""
+    from sim2real.actuators.catalog import check_names
+    from sim2real.core.atomic import check_writable
     from sim2real.core.report import write_html_report
 
-    known = (*MODELS, *NET_MODELS)
-    for name in models:
-        if name not in known:
-            raise InputError("--models", name, f"expected some of {', '.join(known)}")
-    logs = [read_servo_log(p) for p in log_paths]
+    check_names(models, "--models")
+    check_writable(out, "--out", folder=True)
+    logs = read_logs(log_paths)
     check_steps(logs)
     train, hold = split_logs(logs, holdout_kp)
-    rows = compare_models(
-        models, train, hold, time_budget_s=time_budget_s, seed=seed, progress=progress
-    )
+    rows, selection = compare_models(models, train, hold, settings=settings, progress=progress)
     out.mkdir(parents=True, exist_ok=True)
     for row in rows:
-        row.save(out / f"{row.name}.yaml")
-    gains = sorted({log.kp_fw for log in train})
-    text = (
-        f"Fitted on {len(train)} logs at kp {', '.join(f'{g:g}' for g in gains)}"
-        + (
-            f"; judged on the {len(hold)} logs at kp {holdout_kp:g}, which no fit saw"
-            if hold
-            else ""
-        )
-        + ". Position MAE of the bench simulated with each model, driven by the logged goal "
-        "positions (torque-enabled samples)."
-    )
-    section = comparison_section(out, rows, hold or train, "Actuator models compared", text)
-    return rows, write_html_report(out, "sim2real actuator comparison", [section])
-
-
-def comparison_section(
-    out: Path, rows: list[ModelResult], hold: list[ServoLog], title: str, text: str
-) -> ReportSection:
-    """Write the table and one overlay per held-out log (at most 4) into ``out``; the report
-    section showing them."""
-    out.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(out / "comparison.csv", comparison_csv(rows))
-    images = []
-    for log in hold[:4]:
-        name = f"actuator_{log.path.stem}.png"
-        overlay_png(out / name, log, rows)
-        images.append(name)
-    return ReportSection(title, text, images, table_rows(rows))
+        row.save(out / f"{row.name}.yaml", {"selection": selection.record()} if selection else {})
+    section = comparison_section(
+        out, rows, hold or train, "Actuator models compared", describe(train, hold, selection),
+        selection.gains if selection else [],
+    )  # fmt: skip
+    return rows, selection, write_html_report(out, "sim2real actuator comparison", [section])

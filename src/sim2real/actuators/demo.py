@@ -15,9 +15,10 @@ HOLDOUT_KP = 400.0
 
 def run_actuator_demo(out: Path, quiet: bool = False, budget_s: float = 8.0) -> ReportSection:
     """Fit, compare and plot into ``out``; one report section (says so without the data)."""
-    from sim2real.actuators.compare import compare_models, comparison_section
-    from sim2real.actuators.run import split_logs
-    from sim2real.actuators.servo_log import read_servo_log
+    from sim2real.actuators.catalog import FitSettings
+    from sim2real.actuators.compare import compare_models
+    from sim2real.actuators.compare_report import comparison_section
+    from sim2real.actuators.servo_log import read_servo_log, split_logs
     from sim2real.core.data import data_root
 
     title = "Actuators: measured vs predicted servo motion (real XL330 bench)"
@@ -28,8 +29,9 @@ def run_actuator_demo(out: Path, quiet: bool = False, budget_s: float = 8.0) -> 
     logs = [read_servo_log(p) for p in sorted(folder.glob("*.json"))]
     train, hold = split_logs(logs, HOLDOUT_KP)
     say = None if quiet else (lambda line: print(f"actuator {line}"))
-    rows = compare_models(
-        list(DEMO_MODELS), train, hold, time_budget_s=budget_s, fitters={}, progress=say
+    settings = FitSettings(restarts=0, time_budget_s=budget_s)
+    rows, _ = compare_models(
+        list(DEMO_MODELS), train, hold, settings=settings, select=False, progress=say
     )
     text = (
         f"DC-motor servo models fitted for {budget_s:g} s each (CMA-ES on the simulated position "

@@ -19,11 +19,15 @@ import numpy as np
 from sim2real.actuators.bench import mae, simulate
 from sim2real.actuators.servo_log import ServoLog
 
+BOUND_TOL = 1e-3
+"""A fitted parameter within this fraction of its range from a bound is reported at it."""
+
 
 @dataclass
 class ActuatorFit:
     """``values``: fitted parameters by name; MAEs in rad; ``history``: best MAE per
-    generation."""
+    generation; ``at_bounds``: the free parameters that ended at a bound (``"name (lower
+    0)"``): the data pushed them there, the fit may want a wider range or another model."""
 
     config: object
     values: dict[str, float]
@@ -32,6 +36,21 @@ class ActuatorFit:
     evals: int
     fit_time_s: float
     history: list[float] = field(default_factory=list)
+    at_bounds: list[str] = field(default_factory=list)
+
+
+def bound_notes(space, unit: np.ndarray, values: np.ndarray) -> list[str]:
+    """``"name (lower 0)"`` for each free parameter whose unit coordinate is within
+    ``BOUND_TOL`` of 0 or 1."""
+    notes = []
+    for j, p in enumerate(space.params):
+        if not p.free:
+            continue
+        side = "lower" if unit[j] <= BOUND_TOL else "upper" if unit[j] >= 1 - BOUND_TOL else None
+        if side is not None:
+            bound = p.bounds[0] if side == "lower" else p.bounds[1]
+            notes.append(f"{p.name} ({side} bound {bound:g}, value {values[j]:.4g})")
+    return notes
 
 
 def evaluate(cfg, logs: list[ServoLog], values: dict | None = None) -> float:
@@ -93,6 +112,7 @@ def fit_actuator(
     vals = space.from_unit(u)
     vals[~free] = x0[~free]
     values = {n: float(v) for n, v in zip(names, vals, strict=True)}
+    notes = bound_notes(space, u, vals)
     return ActuatorFit(
         config=cfg.with_values(values),
         values=values,
@@ -101,4 +121,5 @@ def fit_actuator(
         evals=evals,
         fit_time_s=time.perf_counter() - t0,
         history=history,
+        at_bounds=notes,
     )

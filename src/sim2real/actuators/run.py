@@ -1,66 +1,97 @@
 """What the ``sim2real actuator`` commands do: fit a model on bench logs (optionally holding
-one gain out) and write its YAML; replay a fitted model on a log and write a CSV.
-
-``net`` and ``net-kp`` train a learned actuator network (:mod:`sim2real.actuators.network`;
-``net-kp`` feeds the position error times the firmware gain) and judge it like the physical
-models: the bench simulated with it in the loop, position MAE on the train and hold-out logs."""
+one gain out) and write its YAML, with out-of-sample figures by default (leave one gain out
+among the logs' gains); ``--model auto`` chooses the model that way; replay a fitted model on
+a log and write a CSV. Networks (``net``, ``net-kp``, ``net-volts``, see
+:mod:`sim2real.actuators.catalog`) are judged like the physical models: the bench simulated
+with them in the loop, position MAE on the train and hold-out logs."""
 
 from __future__ import annotations
 
 import csv
 import io
-import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from sim2real.actuators.bench import simulate
-from sim2real.actuators.fit import ActuatorFit, evaluate, fit_actuator
-from sim2real.actuators.friction import FRICTION_PARAMS
-from sim2real.actuators.models import DCServoConfig, PDServoConfig, load_actuator, save_actuator
-from sim2real.actuators.network import save_network, train_network
-from sim2real.actuators.servo_log import ServoLog, read_servo_log
-from sim2real.core.atomic import write_text_atomic
+from sim2real.actuators.catalog import (
+    AUTO_CANDIDATES,
+    FitSettings,
+    check_names,
+    is_physical,
+    n_params,
+)
+from sim2real.actuators.compare import make_cache
+from sim2real.actuators.firmware import FirmwareLaw, identify_firmware
+from sim2real.actuators.fit import evaluate
+from sim2real.actuators.models import load_actuator, save_actuator
+from sim2real.actuators.network import save_network
+from sim2real.actuators.select import (
+    GainFold,
+    Selection,
+    gains_of,
+    leave_one_gain_out,
+    select_model,
+)
+from sim2real.actuators.servo_log import (
+    ServoLog,
+    check_steps,
+    read_logs,
+    read_servo_log,
+    split_logs,
+)
+from sim2real.core.atomic import check_writable, write_text_atomic
 from sim2real.core.errors import InputError
 
 BENCHES = ("servo-bam-xl330",)
-MODELS = ("pd", "dc", *[k for k in FRICTION_PARAMS if k != "none"])
-NET_MODELS = {"net": False, "net-kp": True}  # name -> error_times_kp
 
 
-def make_config(model: str):
-    """Default config of a CLI model name: ``pd``, ``dc`` (no friction) or a friction kind
-    (a DC servo with that friction)."""
-    if model not in MODELS:
-        names = ", ".join((*MODELS, *NET_MODELS))
-        raise InputError("--model", None, f"expected one of {names}, got {model!r}")
-    if model == "pd":
-        return PDServoConfig()
-    return DCServoConfig(friction="none" if model == "dc" else model)
+@dataclass
+class FitOutcome:
+    """``actuator fit``: the model fitted (``name``: the chosen one for ``auto``), the fit
+    (physical or network), the hold-out MAE [rad] (``--holdout-kp``), the selection
+    (``auto``) or the named model's leave-one-gain-out folds, the firmware law used."""
+
+    name: str
+    fit: object
+    holdout_mae_rad: float | None
+    selection: Selection | None
+    validation: list[GainFold] | None
+    law: FirmwareLaw
 
 
-def split_logs(logs: list[ServoLog], holdout_kp: float | None):
-    """(train, holdout) logs: those at firmware gain ``holdout_kp`` are held out."""
-    if holdout_kp is None:
-        return logs, []
-    train = [log for log in logs if log.kp_fw != holdout_kp]
-    hold = [log for log in logs if log.kp_fw == holdout_kp]
-    if not hold:
-        gains = sorted({log.kp_fw for log in logs})
-        raise InputError("--holdout-kp", None, f"no log at kp {holdout_kp:g} (logs: {gains})")
-    if not train:
-        raise InputError("--holdout-kp", None, f"every log is at kp {holdout_kp:g}: none left")
-    return train, hold
-
-
-def check_steps(logs: list[ServoLog]) -> None:
-    dts = [log.dt_s for log in logs]
-    if max(dts) - min(dts) > 1e-6:
-        worst = logs[int(np.argmax(np.abs(np.array(dts) - dts[0])))]
-        raise InputError(
-            worst.path, "timestamp", f"time step {worst.dt_s:g} s differs from {dts[0]:g} s"
-        )
+def _record(outcome: FitOutcome, model: str, bench: str, train, hold, settings) -> dict:
+    fit = outcome.fit
+    record = {
+        "bench": bench,
+        "model": model,
+        "fitted_model": outcome.name,
+        "train_logs": [str(log.path) for log in train],
+        "holdout_logs": [str(log.path) for log in hold],
+        "train_mae_rad": float(fit.train_mae_rad),
+        "holdout_mae_rad": outcome.holdout_mae_rad,
+        "at_bounds": list(fit.at_bounds),
+        "firmware": {**outcome.law.values(), "source": dict(outcome.law.source)},
+        "fit_time_s": round(fit.fit_time_s, 2),
+        "settings": vars(settings),
+    }
+    if hasattr(fit, "nominal_mae_rad"):
+        record |= {"nominal_mae_rad": fit.nominal_mae_rad, "evals": fit.evals}
+    else:
+        record |= {"torque_rmse_Nm": fit.torque_rmse_Nm, "samples": fit.samples}
+    if outcome.selection is not None:
+        record["selection"] = outcome.selection.record()
+    if outcome.validation is not None:
+        record["leave_one_gain_out"] = {
+            f"kp {f.held_kp:g}": {
+                "train_mae_rad": round(f.train_mae_rad, 6),
+                "holdout_mae_rad": round(f.holdout_mae_rad, 6),
+            }
+            for f in outcome.validation
+        }
+    return record
 
 
 def fit_command(
@@ -69,94 +100,57 @@ def fit_command(
     model: str,
     out: Path,
     holdout_kp: float | None = None,
-    time_budget_s: float = 100.0,
-    max_evals: int = 3000,
-    seed: int = 0,
-    restarts: int = 0,
-) -> tuple[ActuatorFit, float | None]:
-    """Fit, write ``out`` (the fitted config plus a ``fit`` record); returns the fit and the
-    hold-out MAE [rad] (None without a hold-out)."""
+    settings: FitSettings | None = None,
+    candidates: list[str] | None = None,
+    validate: bool = True,
+    progress: Callable[[str], None] | None = None,
+) -> FitOutcome:
+    """Fit ``model`` (a name of :mod:`sim2real.actuators.catalog`, or ``auto``: the
+    candidate with the lowest leave-one-gain-out error among those that extrapolate) on the
+    logs (those at ``holdout_kp`` held out), write ``out`` (the fitted config plus a ``fit``
+    record). ``validate``: also judge a named model by leave one gain out (the logs at two
+    gains or more; ``auto`` always does)."""
     if bench not in BENCHES:
         raise InputError("--bench", None, f"expected one of {', '.join(BENCHES)}, got {bench!r}")
-    cfg = None if model in NET_MODELS else make_config(model)
-    logs = [read_servo_log(p) for p in log_paths]
+    candidates = list(candidates or AUTO_CANDIDATES)
+    check_names(candidates, "--candidates")
+    if model != "auto":
+        check_names([model])
+    check_writable(out, "--out")
+    settings = settings or FitSettings()
+    logs = read_logs(log_paths)
     check_steps(logs)
     train, hold = split_logs(logs, holdout_kp)
-    record = {
-        "bench": bench,
-        "model": model,
-        "train_logs": [str(log.path) for log in train],
-        "holdout_logs": [str(log.path) for log in hold],
-    }
-    if cfg is None:
-        net_fit = fit_network(train, model, seed, restarts)
-        hold_mae = evaluate(net_fit.config, hold) if hold else None
-        record |= {
-            "train_mae_rad": net_fit.train_mae_rad,
-            "holdout_mae_rad": hold_mae,
-            "torque_rmse_Nm": net_fit.torque_rmse_Nm,
-            "samples": net_fit.samples,
-            "seed": seed,
-            "restarts": restarts,
-            "fit_time_s": round(net_fit.fit_time_s, 2),
-        }
-        save_network(net_fit.trained, out, {"fit": record})
-        return net_fit, hold_mae
-    fit = fit_actuator(
-        cfg, train, time_budget_s=time_budget_s, max_evals=max_evals, seed=seed, restarts=restarts
+    cache = make_cache(settings)
+    selection, validation, name = None, None, model
+    several = len(gains_of(train)) >= 2
+    if model == "auto":
+        if not several:
+            raise InputError(
+                "--logs", "kp", f"--model auto judges models on a gain they were not fitted "
+                f"to: it needs logs at two gains or more, got kp {gains_of(train)[0]:g} only",
+            )  # fmt: skip
+        selection = select_model(
+            candidates, train, cache, evaluate, n_params, is_physical, progress
+        )
+        name = selection.chosen
+    elif validate and several:
+        validation = leave_one_gain_out(name, train, cache, evaluate)
+    fit = cache.get(name, train)
+    outcome = FitOutcome(
+        name,
+        fit,
+        evaluate(fit.config, hold) if hold else None,
+        selection,
+        validation,
+        identify_firmware(train),
     )
-    hold_mae = evaluate(fit.config, hold) if hold else None
-    record |= {
-        "nominal_mae_rad": fit.nominal_mae_rad,
-        "train_mae_rad": fit.train_mae_rad,
-        "holdout_mae_rad": hold_mae,
-        "evals": fit.evals,
-        "restarts": restarts,
-        "fit_time_s": round(fit.fit_time_s, 2),
-    }
-    save_actuator(fit.config, out, {"fit": record})
-    return fit, hold_mae
-
-
-@dataclass
-class NetFit:
-    """A trained actuator network judged on the bench: position MAE [rad] of the bench
-    simulated with it on the training logs; the training's torque RMSE [N m] against the
-    inverse-dynamics targets (std ``target_std_Nm``); samples; time [s] (training + judging)."""
-
-    trained: object
-    config: object
-    train_mae_rad: float
-    torque_rmse_Nm: float
-    target_std_Nm: float
-    samples: int
-    fit_time_s: float
-
-
-def fit_network(
-    train: list[ServoLog], model: str = "net", seed: int = 0, restarts: int = 0
-) -> NetFit:
-    """Train the network ``model`` (``net`` or ``net-kp``) on ``train`` and simulate the
-    bench with it on the same logs (nothing is written). ``restarts + 1`` trainings (seeds
-    ``seed``, ``seed + 1``, ...): the lowest simulated train MAE wins (the closed-loop error
-    varies with the initialisation more than the torque fit does)."""
-    t0 = time.perf_counter()
-    best = None
-    for s in range(seed, seed + restarts + 1):
-        trained = train_network(train, error_times_kp=NET_MODELS[model], seed=s)
-        train_mae = evaluate(trained.config, train)
-        if best is None or train_mae < best[1]:
-            best = (trained, train_mae)
-    trained, train_mae = best
-    return NetFit(
-        trained=trained,
-        config=trained.config,
-        train_mae_rad=train_mae,
-        torque_rmse_Nm=trained.torque_rmse_Nm,
-        target_std_Nm=trained.target_std_Nm,
-        samples=trained.samples,
-        fit_time_s=time.perf_counter() - t0,
-    )
+    record = {"fit": _record(outcome, model, bench, train, hold, settings)}
+    if hasattr(fit, "trained"):
+        save_network(fit.trained, out, record)
+    else:
+        save_actuator(fit.config, out, record)
+    return outcome
 
 
 def plot_replay(path: Path, log: ServoLog, pred: np.ndarray, title: str) -> None:

@@ -161,3 +161,33 @@ def read_servo_log(path: str | Path) -> ServoLog:
         duty=decode_duty(np.array(load)) if len(load) == len(entries) else None,
         vin_header_V=header,
     )
+
+
+def read_logs(paths: list[Path]) -> list[ServoLog]:
+    """Every log of ``paths``, checked (``InputError`` naming the file and field)."""
+    if not paths:
+        raise InputError("--logs", None, "no log given")
+    return [read_servo_log(p) for p in paths]
+
+
+def split_logs(logs: list[ServoLog], holdout_kp: float | None):
+    """(train, holdout) logs: those at firmware gain ``holdout_kp`` are held out."""
+    if holdout_kp is None:
+        return logs, []
+    train = [log for log in logs if log.kp_fw != holdout_kp]
+    hold = [log for log in logs if log.kp_fw == holdout_kp]
+    if not hold:
+        gains = sorted({log.kp_fw for log in logs})
+        raise InputError("--holdout-kp", None, f"no log at kp {holdout_kp:g} (logs: {gains})")
+    if not train:
+        raise InputError("--holdout-kp", None, f"every log is at kp {holdout_kp:g}: none left")
+    return train, hold
+
+
+def check_steps(logs: list[ServoLog]) -> None:
+    dts = [log.dt_s for log in logs]
+    if max(dts) - min(dts) > 1e-6:
+        worst = logs[int(np.argmax(np.abs(np.array(dts) - dts[0])))]
+        raise InputError(
+            worst.path, "timestamp", f"time step {worst.dt_s:g} s differs from {dts[0]:g} s"
+        )
