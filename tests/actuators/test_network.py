@@ -232,8 +232,8 @@ def test_cli_fit_and_replay_net(real_data, tmp_path):
     a200, a400 = logs[4], logs[8]  # sin_sin at kp 200 and 400
     act = tmp_path / "net.yaml"
     proc = run_cli(
-        "actuator", "fit", "--logs", a200, a400, "--model", "net-kp", "--holdout-kp", "400", "--restarts", "0",
-        "--out", act,
+        "actuator", "fit", "--logs", a200, a400, "--model", "net-kp", "--holdout-kp", "400",
+        "--restarts", "0", "--out", act,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert "hold-out MAE" in proc.stdout and "network trained on" in proc.stdout
