@@ -76,7 +76,7 @@ MULTI_VALUE_OPTIONS = {
     ("model", "tune"): ("--frames", "--poses"),
     ("sysid", "fit"): ("--log", "--holdout"),
     ("sysid", "eval"): ("--log",),
-    ("actuator", "fit"): ("--logs",),
+    ("actuator", "fit"): ("--logs", "--candidates"),
     ("actuator", "compare"): ("--logs", "--models"),
     ("policy", "eval"): ("--reality",),
 }
