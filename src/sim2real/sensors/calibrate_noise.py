@@ -22,8 +22,18 @@ MIN_DEPTH_SPAN_M = 0.4
 """Depth spread of the noise bins needed to fit the depth shape of sigma (b, c) and not only
 its level."""
 AXIAL_LABELS = ("a_m", "b_per_m", "c_m", "d_m_sqrt_m")
-FIXED_BY_MODE = {"scale": {"c_m"}, "depth": {"d_m_sqrt_m"}, "full": set()}
+FIXED_BY_MODE = {
+    "scale": {"c_m"},
+    "depth": {"d_m_sqrt_m"},
+    "full": set(),
+    "depth_base_c": {"c_m", "d_m_sqrt_m"},
+    "full_base_c": {"c_m"},
+}
 """Parameters each fitting mode keeps at the base profile's value."""
+FREE_C_GAIN = 0.75
+"""The depth of least noise c is fitted only when freeing it cuts the weighted squared error
+of the fit to 75 % or less: otherwise the frames' depths do not pin it, the base's c stays,
+and sigma extrapolates to other depths with the base's shape, not an arbitrary one."""
 
 MIN_SLOPE, MAX_SLOPE = 0.3, 2.0
 """Clip of the measured d log(statistic) / d log(sigma) of a bin in the matching."""
@@ -112,7 +122,7 @@ def fit_sigma(
         w = n / np.maximum(s, 1e-9) ** 2
         k = float(np.sum(w * shape * s) / np.sum(w * shape * shape))
         return np.array([start[0] * k, start[1] * k, start[2], start[3] * k])
-    free = np.array([True, True, True, mode == "full"])
+    free = np.array([True, True, not mode.endswith("_base_c"), mode.startswith("full")])
     gain = None if slopes is None else np.array([slopes.get(k, 1.0) for k in keys])
     return fit_terms.fit_axial_formula(z, th, s, n, start, free, gain)
 
@@ -126,6 +136,32 @@ def axial_mode(bins: NoiseBins) -> tuple[str, str]:
     if len(steep) < 2:
         return "depth", "too few pixels beyond 40 deg incidence for the angle term"
     return "full", ""
+
+
+def _weighted_error(params: np.ndarray, bins: NoiseBins, targets: dict) -> float:
+    model = _model_sigma(params, bins)
+    return float(
+        sum(
+            min(bins[k][3], fit_terms.FIT_PIXEL_CAP) * (model[k] / targets[k] - 1) ** 2
+            for k in targets
+        )
+    )
+
+
+def _pin_c(bins: NoiseBins, targets: dict, start: np.ndarray, mode: str, why: str):
+    """``mode`` with the base's c kept unless freeing c fits the bins clearly better."""
+    free_c = fit_sigma(bins, targets, start, mode)
+    base_c = fit_sigma(bins, targets, start, f"{mode}_base_c")
+    e_free, e_base = _weighted_error(free_c, bins, targets), _weighted_error(base_c, bins, targets)
+    if e_free <= FREE_C_GAIN * e_base:
+        return mode, why
+    z = [v[0] for v in bins.values()]
+    reason = (
+        f"depths {min(z):.2f}-{max(z):.2f} m do not pin the depth of least noise (freeing it "
+        f"cuts the fit's error by {100 * (1 - e_free / max(e_base, 1e-12)):.0f} %, < "
+        f"{100 * (1 - FREE_C_GAIN):.0f} %)"
+    )
+    return f"{mode}_base_c", f"{why}; {reason}" if why else reason
 
 
 def _model_sigma(params: np.ndarray, bins: NoiseBins) -> dict[tuple[int, int], float]:
@@ -149,6 +185,8 @@ def fit_noise(state: CalibrationState, iterations: int) -> NoiseFit:
     mode, why = axial_mode(real_bins)
     start = base_axial_params(state.base, state.fx)
     targets = {k: v[2] for k, v in real_bins.items()}
+    if mode != "scale":
+        mode, why = _pin_c(real_bins, targets, start, mode, why)
     fit = NoiseFit(fit_sigma(real_bins, targets, start, mode), mode, why, start, real_bins, targets)
     seeds = (state.seed,)
     previous: dict[tuple[int, int], tuple[float, float]] = {}

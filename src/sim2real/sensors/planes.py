@@ -24,6 +24,10 @@ RANSAC_RELATIVE_THRESHOLD = 0.012
 RANSAC_MIN_THRESHOLD_M = 0.004
 """... and at least 4 mm."""
 RANSAC_ITERATIONS = 500
+RANSAC_CHUNK = 50
+RANSAC_CONFIDENCE = 0.9999
+"""Stop once a triplet of inliers of the best plane has been drawn with this probability."""
+"""Candidate planes scored at once (memory: 50 x RANSAC_MAX_POINTS distances)."""
 RANSAC_MAX_POINTS = 20_000
 """... on at most 20 000 of them (drawn with the seed)."""
 MIN_SUPPORT_PX = 2000
@@ -105,16 +109,39 @@ def _facing_camera(plane: np.ndarray) -> np.ndarray:
 
 
 def _ransac(points: np.ndarray, threshold_m: float, seed: int) -> np.ndarray:
-    """(4,) plane (n, d) facing the camera, from Open3D's RANSAC on (N, 3) points."""
-    import open3d as o3d
-
-    o3d.utility.random.seed(seed)
+    """(4,) plane (n, d) facing the camera: RANSAC on (N, 3) points (at most RANSAC_MAX_POINTS,
+    drawn with the seed), RANSAC_ITERATIONS triplets, the plane with most points within
+    ``threshold_m``, refitted to them by least squares. numpy, not Open3D's segment_plane:
+    that one is not repeatable with several threads even with its seed set (Open3D issue
+    #7270), and a calibration must give the same planes on every run."""
+    rng = np.random.default_rng(seed)
     if len(points) > RANSAC_MAX_POINTS:
-        rng = np.random.default_rng(seed)
         points = points[rng.choice(len(points), RANSAC_MAX_POINTS, replace=False)]
-    cloud = o3d.geometry.PointCloud(o3d.utility.Vector3dVector(points.astype(np.float64)))
-    model, _ = cloud.segment_plane(threshold_m, 3, RANSAC_ITERATIONS)
-    return _facing_camera(np.asarray(model, dtype=np.float64))
+    points = points.astype(np.float64)
+    triplets = rng.integers(0, len(points), size=(RANSAC_ITERATIONS, 3))
+    a, b, c = (points[triplets[:, k]] for k in range(3))
+    normals = np.cross(b - a, c - a)
+    norm = np.linalg.norm(normals, axis=1)
+    good = norm > 1e-12
+    normals = normals[good] / norm[good, None]
+    offsets = -np.einsum("ij,ij->i", normals, a[good])
+    best, best_count = None, -1
+    pts32 = points.astype(np.float32)
+    for start in range(0, len(normals), RANSAC_CHUNK):
+        n, d = normals[start : start + RANSAC_CHUNK], offsets[start : start + RANSAC_CHUNK]
+        dist = np.abs(pts32 @ n.T.astype(np.float32) + d.astype(np.float32))
+        counts = (dist < threshold_m).sum(axis=0)
+        k = int(np.argmax(counts))
+        if counts[k] > best_count:
+            best, best_count = (n[k], d[k]), int(counts[k])
+        # the usual adaptive stop: enough triplets tried to have drawn one all inliers
+        w = best_count / len(points)
+        if 0 < w < 1 and start + RANSAC_CHUNK >= np.log(1 - RANSAC_CONFIDENCE) / np.log(1 - w**3):
+            break
+    if best is None:
+        return _weighted_plane(points, np.ones(len(points)))
+    inliers = np.abs(points @ best[0] + best[1]) < threshold_m
+    return _weighted_plane(points[inliers], np.ones(int(inliers.sum())))
 
 
 def _weighted_plane(points: np.ndarray, weights: np.ndarray) -> np.ndarray:
