@@ -92,8 +92,9 @@ class BatchSimulator:
 
         values: (C, P) parameter sets; ``owner`` (B,) int says which set drives each trajectory
         (default: C == B, one each). qpos0 (B, nq), qvel0 (B, nv): initial states.
-        ctrl: (B, hist + T, nu) controls in the actuators' units, the ``hist`` entries before the
-        first simulated step being earlier controls (used by the action delay). With ``rng``,
+        ctrl: (B, hist + T [+ tail], nu) controls in the actuators' units, the ``hist`` entries
+        before the first simulated step being earlier controls (used by the action delay, which
+        needs delay <= hist steps) and an optional tail later ones (give ``steps``). With ``rng``,
         the observation noise of each set (``extra.pos_noise`` / ``extra.vel_noise``) is added
         to the returned states after index 0 (hinge and slide joints, whose qpos and dof
         addresses coincide in models without free or ball joints)."""

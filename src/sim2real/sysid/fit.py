@@ -103,6 +103,21 @@ class FitResult:
         ]
 
 
+def build_objective(
+    sim: SimModel, space: ParamSpace, logs: list[RobotLog], cfg: FitConfig
+) -> MultipleShooting:
+    """The fit's residuals: segments of ``cfg.objective`` (at most ``max_segments``, evenly
+    chosen), with enough earlier controls for the spec's largest action delay."""
+    oc = cfg.objective
+    dt = float(sim.model.opt.timestep)
+    delay_max = max([p.bounds[1] for p in space.params if p.target == "extra.delay_s"] or [0.0])
+    segs = make_segments(sim, logs, oc.segment_s, stride_s=oc.stride_s or oc.segment_s / 2,
+                         state_filter_s=oc.state_filter_s, hist_s=max(0.05, delay_max + 2 * dt))  # fmt: skip
+    if len(segs) > oc.max_segments:
+        segs = segs.subset(np.linspace(0, len(segs) - 1, oc.max_segments).round().astype(int))
+    return MultipleShooting(sim, space, segs, oc, nthread=cfg.nthread)
+
+
 def fit_params(
     sim: SimModel,
     space: ParamSpace,
@@ -114,14 +129,8 @@ def fit_params(
     """Identify ``space`` on logs resampled to the model timestep."""
     cfg = cfg or FitConfig()
     start = time.perf_counter()
-    oc = cfg.objective
-    dt = float(sim.model.opt.timestep)
-    delay_max = max([p.bounds[1] for p in space.params if p.target == "extra.delay_s"] or [0.0])
-    segs = make_segments(sim, logs, oc.segment_s, stride_s=oc.stride_s or oc.segment_s / 2,
-                         state_filter_s=oc.state_filter_s, hist_s=max(0.05, delay_max + 2 * dt))  # fmt: skip
-    if len(segs) > oc.max_segments:
-        segs = segs.subset(np.linspace(0, len(segs) - 1, oc.max_segments).round().astype(int))
-    obj = MultipleShooting(sim, space, segs, oc, nthread=cfg.nthread)
+    obj = build_objective(sim, space, logs, cfg)
+    oc, segs = cfg.objective, obj.segments
     notes = [f"{len(segs)} segments of {oc.segment_s} s from {len(logs)} logs (evenly chosen)"]
     nominal = space.nominal()
     init = linear_init(sim, space, logs) if cfg.ls_init else None
