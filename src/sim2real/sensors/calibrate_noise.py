@@ -30,10 +30,11 @@ FIXED_BY_MODE = {
     "full_base_c": {"c_m"},
 }
 """Parameters each fitting mode keeps at the base profile's value."""
-FREE_C_GAIN = 0.75
-"""The depth of least noise c is fitted only when freeing it cuts the weighted squared error
-of the fit to 75 % or less: otherwise the frames' depths do not pin it, the base's c stays,
-and sigma extrapolates to other depths with the base's shape, not an arbitrary one."""
+FREE_GAIN = 0.75
+"""The angle term d and the depth of least noise c are fitted only when freeing each cuts
+the weighted squared error of the fit to 75 % or less: otherwise the frames do not pin it,
+the base's value stays, and sigma extrapolates to other depths and angles with the base's
+shape, not an arbitrary one."""
 
 MIN_SLOPE, MAX_SLOPE = 0.3, 2.0
 """Clip of the measured d log(statistic) / d log(sigma) of a bin in the matching."""
@@ -148,20 +149,27 @@ def _weighted_error(params: np.ndarray, bins: NoiseBins, targets: dict) -> float
     )
 
 
-def _pin_c(bins: NoiseBins, targets: dict, start: np.ndarray, mode: str, why: str):
-    """``mode`` with the base's c kept unless freeing c fits the bins clearly better."""
-    free_c = fit_sigma(bins, targets, start, mode)
-    base_c = fit_sigma(bins, targets, start, f"{mode}_base_c")
-    e_free, e_base = _weighted_error(free_c, bins, targets), _weighted_error(base_c, bins, targets)
-    if e_free <= FREE_C_GAIN * e_base:
-        return mode, why
+def _pin(bins: NoiseBins, targets: dict, start: np.ndarray, mode: str, why: str):
+    """``mode`` narrowed to the parameters the bins pin down: the angle term d, then the
+    depth of least noise c, each kept from the base unless freeing it cuts the weighted
+    squared error of the fit to FREE_GAIN or less."""
     z = [v[0] for v in bins.values()]
-    reason = (
-        f"depths {min(z):.2f}-{max(z):.2f} m do not pin the depth of least noise (freeing it "
-        f"cuts the fit's error by {100 * (1 - e_free / max(e_base, 1e-12)):.0f} %, < "
-        f"{100 * (1 - FREE_C_GAIN):.0f} %)"
+    narrower = []
+    if mode == "full":
+        narrower.append(("depth", "the incidence angles seen do not pin the angle term"))
+    narrower.append(
+        (None, f"depths {min(z):.2f}-{max(z):.2f} m do not pin the depth of least noise")
     )
-    return f"{mode}_base_c", f"{why}; {reason}" if why else reason
+    for target, reason in narrower:
+        simpler = target or f"{mode}_base_c"
+        e_free = _weighted_error(fit_sigma(bins, targets, start, mode), bins, targets)
+        e_kept = _weighted_error(fit_sigma(bins, targets, start, simpler), bins, targets)
+        if e_free <= FREE_GAIN * e_kept:
+            continue
+        gain = 100 * (1 - e_free / max(e_kept, 1e-12))
+        reason = f"{reason} (freeing it cuts the fit's error by {gain:.0f} %, < {100 * (1 - FREE_GAIN):.0f} %)"
+        mode, why = simpler, f"{why}; {reason}" if why else reason
+    return mode, why
 
 
 def _model_sigma(params: np.ndarray, bins: NoiseBins) -> dict[tuple[int, int], float]:
@@ -186,7 +194,7 @@ def fit_noise(state: CalibrationState, iterations: int) -> NoiseFit:
     start = base_axial_params(state.base, state.fx)
     targets = {k: v[2] for k, v in real_bins.items()}
     if mode != "scale":
-        mode, why = _pin_c(real_bins, targets, start, mode, why)
+        mode, why = _pin(real_bins, targets, start, mode, why)
     fit = NoiseFit(fit_sigma(real_bins, targets, start, mode), mode, why, start, real_bins, targets)
     seeds = (state.seed,)
     previous: dict[tuple[int, int], tuple[float, float]] = {}
