@@ -74,3 +74,18 @@ def test_lost_and_recover_latencies_when_the_part_leaves_and_returns():
     assert ev.recover_latency_frames == [2]  # back at frame 7, right again at frame 9
     assert ev.n_tracking_while_gone == 1
     assert ev.n_eval_frames == 8 and ev.recall_at_10 == pytest.approx(6 / 8)
+
+
+def test_score_auroc_equals_the_share_of_correct_wrong_pairs_ranked_right():
+    from sim2real.tracking.evaluation import score_auroc
+
+    rng = np.random.default_rng(3)
+    scores = np.round(rng.random(60), 1)  # rounded: many ties
+    correct = rng.random(60) < 0.6
+    pairs = [
+        1.0 if p > n else 0.5 if p == n else 0.0
+        for p in scores[correct]
+        for n in scores[~correct]
+    ]
+    assert score_auroc(scores.tolist(), correct.tolist()) == pytest.approx(np.mean(pairs))
+    assert score_auroc([0.9, 0.1], [True, True]) is None  # no wrong pose to tell apart

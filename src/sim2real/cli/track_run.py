@@ -43,6 +43,32 @@ def run_cmd(
             help="none, axis:z, discrete:z:4, or a BOP models_info file (for the errors).",
         ),
     ] = None,
+    color: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--color",
+            help="Colour images (a folder, or files after one flag), paired with the depth "
+            "frames by number; a BOP folder's rgb/ is found by itself.",
+        ),
+    ] = None,
+    color_camera: Annotated[
+        Path | None,
+        typer.Option(
+            "--color-camera",
+            help="The colour camera's intrinsics when colour is not registered to depth.",
+        ),
+    ] = None,
+    extrinsic: Annotated[
+        str | None,
+        typer.Option(
+            "--extrinsic",
+            help="T_depth_color: the colour camera's pose in the depth camera's frame (numbers "
+            "or a file); default identity, or from two M3T camera files.",
+        ),
+    ] = None,
+    no_color: Annotated[
+        bool, typer.Option("--no-color", help="Track with depth only, even with rgb/ frames.")
+    ] = False,
     encoding: Annotated[
         str, typer.Option("--encoding", help="auto, png, tiff, tum, sun, pgm, npy.")
     ] = "auto",
@@ -74,7 +100,18 @@ def run_cmd(
     part = load_part(mesh, mesh_unit)
     given_symmetry = parse_symmetry(symmetry) if symmetry is not None else None
     source = frames[0] if len(frames) == 1 and frames[0].is_dir() else list(frames)
-    sequence = load_sequence(source, camera, encoding=encoding)
+    T_depth_color = (
+        None if extrinsic is None else parse_pose(extrinsic, rpy_deg=rpy_deg, field="--extrinsic")
+    )
+    sequence = load_sequence(
+        source,
+        camera,
+        encoding=encoding,
+        color=list(color) if color else None,
+        color_camera=color_camera,
+        T_depth_color=T_depth_color,
+        use_color=not no_color,
+    )
     T_init = (
         None
         if init.strip().lower() == "auto"

@@ -74,6 +74,10 @@ class TrackEvaluation:
     tracking/recovered report; None = not recovered before it left again or the end."""
     ms_mean: float | None = None
     ms_median: float | None = None
+    score_auroc: float | None = None
+    """How well the score tells correct poses from wrong ones: the area under its ROC over the
+    frames with a pose and a score (1 = every correct pose scores above every wrong one; None
+    when all are correct or all wrong)."""
 
     @property
     def per_frame(self) -> dict[int, dict]:
@@ -121,11 +125,33 @@ class TrackEvaluation:
                 f"correct again after returning: {self.recover_latency_frames} frames; "
                 f"tracking while gone: {self.n_tracking_while_gone} frames"
             )
+        if self.score_auroc is not None:
+            lines.append(
+                f"score: AUROC {self.score_auroc:.3f} for telling correct from wrong poses"
+            )
         lines.append(
             f"time: mean {num(self.ms_mean, 'ms', '.1f')}, median {num(self.ms_median, 'ms', '.1f')}"
             " per frame"
         )
         return lines
+
+
+def score_auroc(scores: list[float], correct: list[bool]) -> float | None:
+    """Area under the ROC of ``scores`` for telling ``correct`` from wrong (Mann-Whitney U,
+    ties counted half); None when one class is empty."""
+    s = np.asarray(scores, dtype=np.float64)
+    c = np.asarray(correct, dtype=bool)
+    pos, neg = s[c], s[~c]
+    if len(pos) == 0 or len(neg) == 0:
+        return None
+    ranks = np.empty(len(s))
+    order = np.argsort(s, kind="mergesort")
+    ranks[order] = np.arange(1, len(s) + 1)
+    for value in np.unique(s):  # ties: their mean rank
+        tie = s == value
+        ranks[tie] = ranks[tie].mean()
+    u = ranks[c].sum() - len(pos) * (len(pos) + 1) / 2
+    return float(u / (len(pos) * len(neg)))
 
 
 def _median(values: list[float]) -> float | None:
@@ -242,6 +268,8 @@ def evaluate_track(
     ms = [r.ms for r in records if r.ms is not None]
     ev.ms_mean = float(np.mean(ms)) if ms else None
     ev.ms_median = _median(ms)
+    scored = [r for r in rows if r["score"] is not None and r["adds_mm"] is not None]
+    ev.score_auroc = score_auroc([r["score"] for r in scored], [r["correct"] for r in scored])
     return ev
 
 

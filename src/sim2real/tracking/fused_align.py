@@ -11,7 +11,14 @@ import numpy as np
 
 from sim2real.core.camera import CameraIntrinsics
 from sim2real.models.viewpoints import ViewpointModel
-from sim2real.tracking.icp import CONVERGED, _skew_update, depth_equations, step_is_safe
+from sim2real.tracking.icp import (
+    CONVERGED,
+    SETTLED_SHARE,
+    _skew_update,
+    depth_equations,
+    largest_move,
+    step_is_safe,
+)
 from sim2real.tracking.region import Lines, RegionModality
 
 
@@ -57,7 +64,7 @@ def fused_align(
             # misregistered to depth, a cluttered background) weighs less: by its measured scale
             A, b = A / spread**2, b / spread**2
             eq = depth_equations(
-                depth, depth_camera, views.points[k], views.normals[k], T, gate, weights
+                depth, depth_camera, views.points[k], views.normals[k], T, gate, weights, True
             )
             paired = None
             if eq is not None and settings.depth_weight > 0:
@@ -70,6 +77,7 @@ def fused_align(
             if paired is not None and not step_is_safe(x, paired, max(gate, 0.01)):
                 break
             T = _skew_update(x) @ T
-            if np.linalg.norm(x) < CONVERGED:
-                break
+            moved = largest_move(x, lines.points_part @ T[:3, :3].T + T[:3, 3])
+            if moved < SETTLED_SHARE * gate or np.linalg.norm(x) < CONVERGED:
+                break  # settled at this stage
     return T, lines

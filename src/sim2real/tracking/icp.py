@@ -18,6 +18,9 @@ from sim2real.core.camera import CameraIntrinsics
 MIN_CORRESPONDENCES = 12
 MIN_CORRESPONDENCE_SHARE = 0.05
 MAX_STEP_RAD = 0.35
+SETTLED_SHARE = 0.02
+"""A step moving no model point by more than 2 % of the gate ends that gate's iterations (the
+projective pairing jitters below that)."""
 MIN_OPINION_SHARE = 0.1
 """However few returns a tuned model expects, a tenth of the view's points must have one."""
 CONVERGED = 1e-4
@@ -143,10 +146,11 @@ def depth_equations(
     T: np.ndarray,
     gate_m: float,
     weights: np.ndarray | None = None,
+    spread: bool = False,
 ) -> tuple[np.ndarray, np.ndarray, int, np.ndarray, float] | None:
     """Point-to-plane normal equations of the model at ``T``: (A (6, 6), b (6,), pairs, the
-    paired model points (camera frame), the residuals' robust standard deviation (1.4826 MAD)
-    [m]), for the step x = A^-1 b of
+    paired model points (camera frame), with ``spread`` the residuals' robust standard deviation
+    (1.4826 MAD) [m], else 0), for the step x = A^-1 b of
     ``T <- exp(x) T``; pairs are the projective correspondences within ``gate_m`` on surfaces
     facing the camera, weighted by Tukey's biweight (c = gate / 2) and ``weights``. None when
     too few pairs to move the pose."""
@@ -168,14 +172,19 @@ def depth_equations(
         w = w * weights[near]
     J = np.concatenate([_cross(pn, nn), nn], axis=1)
     Jw = J * w[:, None]
-    return Jw.T @ J, Jw.T @ r, pairs, pn, 1.4826 * float(np.median(np.abs(r)))
+    scale = 1.4826 * float(np.median(np.abs(r))) if spread else 0.0
+    return Jw.T @ J, Jw.T @ r, pairs, pn, scale
+
+
+def largest_move(x: np.ndarray, p: np.ndarray) -> float:
+    """How far the step x moves the farthest-moving point of ``p`` ((N, 3), camera frame) [m]."""
+    return float(np.linalg.norm(_cross(np.broadcast_to(x[:3], p.shape), p) + x[3:], axis=1).max())
 
 
 def step_is_safe(x: np.ndarray, p: np.ndarray, gate_m: float) -> bool:
     """Whether the step x moves no point of ``p`` ((N, 3), camera frame) by more than twice the
     gate and turns less than MAX_STEP_RAD (an under-constrained solve runs away)."""
-    moved = np.linalg.norm(_cross(np.broadcast_to(x[:3], p.shape), p) + x[3:], axis=1).max()
-    return moved <= 2 * gate_m and np.linalg.norm(x[:3]) <= MAX_STEP_RAD
+    return largest_move(x, p) <= 2 * gate_m and np.linalg.norm(x[:3]) <= MAX_STEP_RAD
 
 
 def align(
@@ -204,11 +213,12 @@ def align(
                 break  # too little of the part is seen to move it: keep the pose
             A, b, _, pn, _ = eq
             x = np.linalg.solve(A + 1e-9 * np.eye(6), b)
-            if not step_is_safe(x, pn, gate):
+            moved = largest_move(x, pn)
+            if moved > 2 * gate or np.linalg.norm(x[:3]) > MAX_STEP_RAD:
                 break  # an under-constrained solve runs away: stop rather than jump
             T = _skew_update(x) @ T
-            if np.linalg.norm(x) < CONVERGED:
-                break
+            if moved < SETTLED_SHARE * gate or np.linalg.norm(x) < CONVERGED:
+                break  # settled at this gate: the finer one goes on
     return evaluate(
         depth, camera, points, normals, T, inlier_m, occluder_m, weights, edge_distance_m,
         edge_margin_px,

@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from sim2real.core.camera import CameraIntrinsics
 from sim2real.models.viewpoints import ViewpointModel
 from sim2real.tracking.color_histograms import ColorHistograms
+from sim2real.tracking.icp import _cross
 
 
 class RegionConfig(BaseModel):
@@ -167,22 +168,22 @@ class RegionModality:
 
     def _hidden(self, p_depth: np.ndarray, depth: np.ndarray, camera: CameraIntrinsics):
         """(N,) bool: a return nearer than the outline point by ``occluder_m`` within 2 px."""
-        uv = _project(camera, p_depth)
-        hidden = np.zeros(len(p_depth), bool)
-        for du, dv in ((0, 0), (2, 0), (-2, 0), (0, 2), (0, -2)):
-            u = np.clip(np.rint(uv[:, 0]).astype(np.int64) + du, 0, camera.width - 1)
-            v = np.clip(np.rint(uv[:, 1]).astype(np.int64) + dv, 0, camera.height - 1)
-            z = depth[v, u]
-            hidden |= (z > 0) & (z < p_depth[:, 2] - self.config.occluder_m)
-        return hidden
+        uv = np.rint(_project(camera, p_depth)).astype(np.int64)
+        du = np.array([0, 2, -2, 0, 0])
+        dv = np.array([0, 0, 0, 2, -2])
+        u = np.minimum(np.maximum(uv[:, :1] + du, 0), camera.width - 1)
+        v = np.minimum(np.maximum(uv[:, 1:] + dv, 0), camera.height - 1)
+        z = depth.reshape(-1)[v * camera.width + u]
+        return ((z > 0) & (z < p_depth[:, 2:3] - self.config.occluder_m)).any(axis=1)
 
     def _samples(self, color: np.ndarray, lines: Lines, offsets: np.ndarray) -> np.ndarray:
         """(N, S, 3) colours at centre + normal * offsets (nearest pixel, clipped)."""
         x = lines.centre[:, None, 0] + lines.normal[:, None, 0] * offsets[None]
         y = lines.centre[:, None, 1] + lines.normal[:, None, 1] * offsets[None]
-        u = np.clip(np.rint(x).astype(np.int64), 0, color.shape[1] - 1)
-        v = np.clip(np.rint(y).astype(np.int64), 0, color.shape[0] - 1)
-        return color[v, u]
+        h, w = color.shape[:2]
+        u = np.minimum(np.maximum(np.rint(x).astype(np.int64), 0), w - 1)
+        v = np.minimum(np.maximum(np.rint(y).astype(np.int64), 0), h - 1)
+        return color.reshape(-1, 3)[v * w + u]
 
     # -- histograms ---------------------------------------------------------------------------
     def learn(self, color: np.ndarray, lines: Lines, rate: float | None = None) -> None:
@@ -251,7 +252,7 @@ class RegionModality:
             axis=1,
         )
         a_d = a_c @ R_cd
-        J = np.concatenate([np.cross(p_d, a_d), a_d], axis=1)
+        J = np.concatenate([_cross(p_d, a_d), a_d], axis=1)
         w = np.where(lines.valid, self.config.weight / lines.var, 0.0)
         res = dist - lines.mean
         Jw = J * w[:, None]

@@ -297,7 +297,17 @@ def load_sequence(
 
         intrinsics = load_real_frame(paths[0], None)[1]
     elif scene_camera is not None and scene_camera.is_file():
-        intrinsics = load_camera(scene_camera, image_id=ids[0] if ids[0] in scales else None)
+        image_id = ids[0] if ids[0] in scales else None
+        try:
+            intrinsics = load_camera(scene_camera, image_id=image_id)
+        except InputError as exc:
+            if exc.field not in ("width", "height") or paths[0].suffix.lower() != ".png":
+                raise
+            from PIL import Image  # BOP's image size file is absent: the frames give it
+
+            with Image.open(paths[0]) as im:
+                w, h = im.size
+            intrinsics = load_camera(scene_camera, image_id=image_id, width=w, height=h)
     elif folder is not None and (folder / "camera.json").is_file():
         with warnings.catch_warnings():  # BOP's camera.json gives mm per unit: expected here
             warnings.filterwarnings("ignore", message=".*read as millimetres per unit.*")

@@ -72,3 +72,24 @@ def attach_color(sequence, where, folder, named, color, camera, color_camera, T_
                 T_depth_color = None
     if T_depth_color is not None:
         sequence.T_depth_color = check_rigid(T_depth_color, None, "--extrinsic")
+    _check_size(sequence.color_paths[0], sequence.color_camera or sequence.camera, color_camera)
+
+
+def _check_size(first: Path, camera, color_camera) -> None:
+    """Colour frames must fit their camera: a colour image of another size than the depth
+    camera's, with no colour camera given, is refused before any frame is tracked."""
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with Image.open(first) as im:
+            w, h = im.size
+    except (OSError, UnidentifiedImageError) as exc:
+        raise InputError(first, None, f"cannot read image ({exc})") from None
+    if (w, h) != (camera.width, camera.height):
+        which = "--color-camera" if color_camera is not None else "the depth camera"
+        raise InputError(
+            first,
+            "size",
+            f"colour frames are {w}x{h} px, {which} {camera.width}x{camera.height} px: "
+            "give the colour camera's intrinsics (--color-camera) and its pose (--extrinsic)",
+        )
