@@ -67,7 +67,9 @@ def test_fit_recovers_truth_and_writes_loadable_outputs(synth_fit, tmp_path):
     dr = load_param_space(tmp_path / "dr.yaml")
     for p, val in zip(dr.params, result.fit.values, strict=True):
         assert p.bounds[0] <= val <= p.bounds[1]
-    assert dr.joint is not None and len(dr.joint.names) >= 5
+    # drawn together: the free parameters not fitted at a bound (the truth's friction is 0)
+    inside = [n for n, b in zip(result.space.names, result.fit.at_bound, strict=True) if not b]
+    assert dr.joint is not None and dr.joint.names == inside
     # our loader restores the exact terms (the delay) from the sidecar
     again = load_sim_model(tmp_path / "fitted.xml")
     assert again.extras.delay_s == pytest.approx(v["delay_s"])

@@ -97,7 +97,8 @@ def dr_space(
 
     ``cov_unit`` (F, F): covariance of the free parameters' unit coordinates;
     ``unidentified`` (F, K): directions the logs do not pin, drawn with the spec's breadth
-    (``prior_std_unit`` of the whole range, 1-sigma) instead. Per parameter: nominal = fitted
+    (``prior_std_unit`` of the whole range, 1-sigma) instead. A parameter fitted at a bound
+    is left out of the joint draw (drawn alone from its marginal). Per parameter: nominal = fitted
     value, bounds = value +- ``n_sigma`` std (at least +- ``min_rel_width`` of the value, or
     of the spec's range for values near 0), clipped to the spec's bounds, and the marginal as
     its prior (normal; lognormal for log-scale parameters). Fixed parameters stay fixed."""
@@ -131,7 +132,11 @@ def dr_space(
             name=p.name, target=p.target, nominal=v, bounds=b, scale=p.scale, prior=prior,
             description=f"fitted, 1-sigma {s:.3g} in {'ln ' if log[k] else ''}{p.name}",
         )  # fmt: skip
-    keep = np.flatnonzero(std_scale > 0)
+    # a parameter fitted at a bound is drawn alone (its marginal, truncated there): in the joint
+    # draw the rejections at its bound would narrow every parameter correlated with it
+    u = space.to_unit(values)[free]
+    inside = (u > 1e-6) & (u < 1.0 - 1e-6)
+    keep = np.flatnonzero((std_scale > 0) & inside)
     joint = None
     if keep.size:
         v = np.asarray(values, dtype=float)[free]
