@@ -74,9 +74,7 @@ def calibrate_profile(
     profile = profile.model_copy(update={"source": source, "calibration": _with_provenance(state)})
     profile = NoiseProfile.model_validate(profile.model_dump())  # re-validate every field
     _check_finite(profile)
-    simulated = simulated_tables(
-        refs, profile, state.shadows, state.samples, (seed + 100, seed + 101)
-    )
+    simulated = simulated_tables(refs, profile, state.shadows, state.samples, (seed + 100,))
     state.lap("final")
     state.timings_ms["total"] = sum(state.timings_ms.values())
     return CalibrationResult(profile, refs, state.real, simulated, state.shadows, state.timings_ms)

@@ -28,7 +28,7 @@ DEFAULT_WARP_CELL_PX = 64.0
 """Correlation length of the warp when the frames show its size but not its scale."""
 BLOB_AREA_FACTOR = math.pi * (1.5**3 - 0.5**3) / 3
 """Expected disc area / radius_px^2 with radii uniform in [0.5, 1.5] radius_px."""
-MATCH_ROUNDS = 3
+MATCH_ROUNDS = 2
 
 
 @dataclass

@@ -39,7 +39,8 @@ def bootstrap_and_record(
         bins = noise_bins(real, w)
         tg = {k: v[2] * correction[k] for k, v in bins.items() if k in correction}
         if len(tg) >= 1:
-            boot_axial.append(fit_sigma(bins, tg, noise.start, noise.mode, noise.slopes))
+            # started from the fit itself (its fixed entries are the base's, as in the fit)
+            boot_axial.append(fit_sigma(bins, tg, noise.axial, noise.mode, noise.slopes))
         wr = w[real.region][drops.real_far]
         if wr.sum():
             boot_p0.append(1 - float((wr * real.valid[drops.real_far]).sum() / wr.sum()))
