@@ -217,10 +217,11 @@ def _hold_unidentified(
 
     V0 = ident.null_space
     held, notes = refit(V0), []
-    if held.cost > limit and V0.shape[1] > 1:
-        keep = [k for k in range(V0.shape[1]) if refit(V0[:, [k]]).cost <= limit]
+    if held.cost > limit and V0.shape[1] > 1:  # which of them can be held?
+        alone = {k: refit(V0[:, [k]]) for k in range(V0.shape[1])}
+        keep = [k for k, r in alone.items() if r.cost <= limit]
         V0 = V0[:, keep]
-        held = refit(V0) if keep else run
+        held = run if not keep else alone[keep[0]] if len(keep) == 1 else refit(V0)
     elif held.cost > limit:
         V0, held = V0[:, :0], run
     if V0.shape[1] < ident.null_space.shape[1]:
