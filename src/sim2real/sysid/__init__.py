@@ -1,2 +1,3 @@
-"""System identification: multiple-shooting objective, least-squares initializer, CMA-ES fit,
-uncertainty, outputs (standalone MJCF, sidecar, parameters, randomization ranges) and report."""
+"""System identification: multiple-shooting residuals, least-squares initializer, bounded least
+squares run to convergence, identifiability, uncertainty, outputs (standalone MJCF, sidecar,
+parameters, joint randomization) and report."""
