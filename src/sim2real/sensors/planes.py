@@ -1,7 +1,7 @@
 """Planes in a real depth frame: the reference surfaces calibration compares the sensor against.
 
-``find_planes`` segments several planes per frame, one after the other: RANSAC (Open3D's
-``segment_plane``) finds a plane's model on a subsample of the pixels not yet assigned, with a
+``find_planes`` segments several planes per frame, one after the other: RANSAC (seeded,
+repeatable) finds a plane's model on a subsample of the pixels not yet assigned, with a
 threshold relative to their depth; the pixels are then assigned with a gate that grows with
 depth (noise grows about as z² for Kinect and stereo sensors, so one threshold cannot serve a
 floor from 0.5 to 4 m), the plane is refitted on them, and only spatially coherent pieces are
