@@ -30,7 +30,7 @@ from sim2real.sysid.lsq import Problem
 RCOND = 1e-6
 """Eigenvalues of H below this fraction of the largest are flat (singular values of the
 sensitivity below 1e-3 of the largest). On the real logs the spectrum has a gap of several
-orders of magnitude around it: 1e-7 for the double pendulum's structural mass trade, 5e-4
+orders of magnitude around it: 3e-7 for the double pendulum's structural mass trade, 5e-4
 for its weakest pinned direction."""
 MAX_STD = 1.0
 """A direction whose 1-sigma exceeds the whole unit range of the spec is unidentified."""
