@@ -127,7 +127,9 @@ def delayed_controls(ctrl: np.ndarray, hist: int, steps: int, delay_steps: float
     if delay_steps <= 0:
         return ctrl[:, hist : hist + steps]
     if delay_steps > hist:
-        raise ValueError(f"delay of {delay_steps:.3g} steps needs at least as many earlier controls")
+        raise ValueError(
+            f"delay of {delay_steps:.3g} steps needs at least as many earlier controls"
+        )
     n = ctrl.shape[1]
     if n < 2:
         return ctrl[:, hist : hist + steps]
