@@ -111,3 +111,19 @@ def test_written_config_reads_back_equal(tmp_path, synth_fit):
     doc = yaml.safe_load((tmp_path / "fitted.config.yaml").read_text())
     assert FitConfig.model_validate(doc["fit"]) == fit_config_for("pendulum-dfki", bootstrap=200)
     assert ParamSpace.model_validate({"params": doc["spec_params"]}) == result.space
+
+
+def test_errors_of_a_delay_longer_than_the_default_history(synth_csv):
+    # 80 ms: more than the 50 ms of earlier controls segments keep by default
+    from sim2real.sim.logs import read_log, resample_log
+    from sim2real.sim.mapping import load_mapping
+    from sim2real.sysid.evaluate import prediction_errors
+
+    path, _ = synth_csv
+    sim = load_sim_model(B.mjcf)
+    log = resample_log(read_log(path, load_mapping(B.mapping)), sim.model.opt.timestep)
+    space = ParamSpace(params=[Param(name="d", target="extra.delay_s", nominal=0.08,
+                                     bounds=(0.0, 0.1))])  # fmt: skip
+    late = prediction_errors(sim, space, np.array([0.08]), [log])
+    on_time = prediction_errors(sim, space, np.array([0.0]), [log])
+    assert late[0.5].rmse_rad > on_time[0.5].rmse_rad > 0

@@ -46,9 +46,14 @@ def prediction_errors(
     """RMSE per horizon for one parameter set (logs resampled to the model timestep); a
     horizon longer than every log is skipped."""
     out: dict[float, HorizonError] = {}
+    values = np.atleast_1d(np.asarray(values, dtype=float))
+    delays = [sim.extras.delay_s] + [v for p, v in zip(space.params, values, strict=True)
+                                     if p.target == "extra.delay_s"]  # fmt: skip
+    hist_s = max(0.05, max(delays) + 2 * float(sim.model.opt.timestep))
     for h in horizons_s:
         try:
-            segs = make_segments(sim, logs, h, stride_s=h, state_filter_s=state_filter_s)
+            segs = make_segments(sim, logs, h, stride_s=h, state_filter_s=state_filter_s,
+                                 hist_s=hist_s)  # fmt: skip
         except Exception:  # no segment of this length fits
             continue
         obj = MultipleShooting(sim, space, segs, ObjectiveConfig(segment_s=h), nthread=nthread)
