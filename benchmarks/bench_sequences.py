@@ -20,7 +20,7 @@ import numpy as np
 
 from sim2real.sensors.demo_part import machined_bracket
 from sim2real.sensors.presets import get_preset
-from sim2real.tracking.evaluation import evaluate_track
+from sim2real.tracking.evaluation import evaluate_track, score_auroc
 from sim2real.tracking.synth import synthesize_sequence
 from sim2real.tracking.tracker import Tracker
 
@@ -53,6 +53,7 @@ def run_one(part, motion: str, seed: int, frames: int) -> dict:
         "median_ms": statistics.median(ms),
         "lost_median_ms": statistics.median(lost_ms) if lost_ms else None,
         "lost_frames": len(lost_ms),
+        "scored": [(f["score"], f["correct"]) for f in ev.frames if f["score"] is not None],
     }
 
 
@@ -91,6 +92,19 @@ def main() -> None:
         recalls = [r["recall"] for r in rows if r["motion"] == motion]
         print(f"{motion}: recall min {100 * min(recalls):.1f} %, median "
               f"{100 * float(np.median(recalls)):.1f} %")  # fmt: skip
+    # the loss score: how well it tells correct poses (ADD-S < 10 % d) from wrong ones, over the
+    # frames of the motions where the tracker can be wrong (target AUROC >= 0.95)
+    pooled = [
+        sc for r in rows if r["motion"] in ("leave-view", "occluded", "fast") for sc in r["scored"]
+    ]
+    if pooled:
+        auroc = score_auroc([s for s, _ in pooled], [c for _, c in pooled])
+        wrong = sum(not c for _, c in pooled)
+        text = "n/a (no wrong pose)" if auroc is None else f"{auroc:.3f}"
+        print(
+            f"loss score AUROC (leave-view, occluded, fast): {text} over {len(pooled)} frames, "
+            f"{wrong} with a wrong pose"
+        )
 
 
 if __name__ == "__main__":
