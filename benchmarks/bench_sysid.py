@@ -8,6 +8,7 @@ starts, the largest parameter difference in % and in reported sigma).
 
 python benchmarks/bench_sysid.py [--only pendulum,pendulum-1kg,double,servo] [--baseline REV]
     [--baseline-budgets 8,40] [--peer 0.5,1,2] [--scipy] [--seeds 1,2] [--starts 2]
+    [--variants no-overlap,raw-states,l2,vel-weight-0.05,2s-segments]
 
 - pendulum: fit on pd/system_identification, hold out energy_shaping, ddp, ilqr,
   direct_collocation (target: fit <= 10 s; hold-out RMSE no worse than the baseline's).
@@ -137,6 +138,33 @@ def scipy_trf(result) -> tuple[np.ndarray, float, float]:
     return problem.values(x)[0], seconds, problem.cost(x)
 
 
+VARIANTS = {
+    "no-overlap": lambda seg: {"stride_s": seg},
+    "raw-states": lambda seg: {"state_filter_s": 0.0},
+    "l2": lambda seg: {"huber_delta": 1e6},
+    "vel-weight-0.05": lambda seg: {"vel_weight": 0.05},
+    "2s-segments": lambda seg: {"segment_s": 2.0},
+}
+"""Objective settings changed one at a time (``--variants``), to diagnose differences."""
+
+
+def dr_spread(result, n: int = 4000) -> None:
+    """Spread of the derived J and m cx under dr.yaml's joint draws against the same marginals
+    drawn independently (what a per-parameter dr.yaml gives)."""
+    from sim2real.sysid.outputs import derived_quantities
+
+    dr = result.dr_space()
+    rng = np.random.default_rng(0)
+    for label, space in (("joint", dr), ("independent", dr.model_copy(update={"joint": None}))):
+        rows = [derived_quantities(result.sim, result.space, v) for v in space.sample(n, rng)]
+        J = np.log([r["J_kg_m2"] for r in rows])
+        mcx = np.log([r["m_cx_kg_m"] for r in rows])
+        print(
+            f"  dr.yaml draws, {label}: sd ln J {J.std():.3f}, sd ln m cx {mcx.std():.3f}, "
+            f"sd ln(J / m cx) {(J - mcx).std():.3f}, corr {np.corrcoef(J, mcx)[0, 1]:.2f}"
+        )
+
+
 def per_run(result, values_by: dict[str, np.ndarray]) -> None:
     """Hold-out RMSE per run for each labelled parameter set (our space)."""
     for log in result.holdout:
@@ -197,6 +225,16 @@ def case(name: str, args, src: Path | None) -> None:
             + ", ".join(f"{n} {x:.4g}" for n, x in zip(result.space.names, v, strict=True))
         )
     per_run(result, values_by)
+    if result.derived:
+        dr_spread(result)
+    for name_ in [v for v in args.variants.split(",") if v]:
+        cfg = fit_config_for(model, bootstrap=0)
+        cfg.objective = cfg.objective.model_copy(update=VARIANTS[name_](b.segment_s))
+        t0 = time.perf_counter()
+        other = identify(model, [real_data(p) for p in fit], holdout=[real_data(p) for p in hold],
+                         cfg=cfg, reference=False)  # fmt: skip
+        print(f"  variant {name_}: {time.perf_counter() - t0:.1f} s, hold-out "
+              f"{fmt_errs(other.holdout_errors)} (diagnosis only: judged on the hold-out)")  # fmt: skip
     for seed in [int(s) for s in args.seeds.split(",")] if args.seeds else []:
         again, wall2 = run_ours(model, fit, [], seed=seed, starts=args.starts)
         free = result.space.free_mask()
@@ -231,6 +269,7 @@ def main() -> None:
     parser.add_argument("--peer", default="", help="mujoco.sysid chunk lengths [s], e.g. 0.5,2")
     parser.add_argument("--seeds", default="", help="seeds of repeat fits, e.g. 1,2")
     parser.add_argument("--starts", type=int, default=2, help="extra random starts of repeats")
+    parser.add_argument("--variants", default="", help=f"objective variants: {','.join(VARIANTS)}")
     args = parser.parse_args()
     sys.path.insert(0, str(Path(__file__).parent))
     src = baseline_tree(args.baseline) if args.baseline else None
