@@ -62,7 +62,9 @@ class PrepareConfig(BaseModel):
     )
     views: int = Field(2000, ge=1, description="viewpoints on the sphere (0 views not allowed)")
     points_per_view: int = Field(400, ge=1, description="visible points stored per view")
-    contour_per_view: int = Field(64, ge=1, description="outline points stored per view")
+    contour_per_view: int = Field(
+        200, ge=1, description="outline points stored per view (the colour modality's lines)"
+    )
     view_grid: int = Field(96, ge=8, description="rays per side of each view's bundle")
     seed: int = 0
 

@@ -128,21 +128,27 @@ def _contours(hit: np.ndarray):
     return edge, out_u, out_v, offset
 
 
+REACH_CELLS = 48
+"""The outline reach is followed this many cells at most (half the default grid): beyond, it
+counts as open, farther than any correspondence line is long."""
+
+
 def _reach(full: np.ndarray, cells: np.ndarray, du: np.ndarray, dv: np.ndarray, inside: bool):
     """(B, C) cells from each contour cell (flat indices ``cells`` into (B, g, g) ``full``)
     along (du, dv) until the mask changes: leaving the silhouette (``inside``, stepping
-    inward) or meeting it again (stepping outward; the grid's edge counts as never)."""
+    inward) or meeting it again (stepping outward; the grid's edge counts as never), followed
+    ``REACH_CELLS`` cells at most (then: the grid's size, open)."""
     B, g, _ = full.shape
-    v0, u0 = np.divmod(cells, g)
-    steps = np.arange(1, g, dtype=np.float32)
-    u = np.rint(u0[..., None] + du[..., None] * steps).astype(np.int64)
-    v = np.rint(v0[..., None] + dv[..., None] * steps).astype(np.int64)
+    v0, u0 = np.divmod(cells.astype(np.int32), g)
+    steps = np.arange(1, min(g, REACH_CELLS + 1), dtype=np.float32)
+    u = np.rint(u0[..., None] + du[..., None] * steps).astype(np.int32)
+    v = np.rint(v0[..., None] + dv[..., None] * steps).astype(np.int32)
     out = (u < 0) | (u >= g) | (v < 0) | (v >= g)
-    b = np.arange(B)[:, None, None]
-    value = full[b, np.clip(v, 0, g - 1), np.clip(u, 0, g - 1)] & ~out
+    flat = full.reshape(B, -1)
+    index = np.minimum(np.maximum(v, 0), g - 1) * g + np.minimum(np.maximum(u, 0), g - 1)
+    value = np.take_along_axis(flat, index.reshape(B, -1), axis=1).reshape(u.shape) & ~out
     change = ~value if inside else value
-    first = np.where(change.any(axis=2), change.argmax(axis=2) + 1, g).astype(np.float32)
-    return first
+    return np.where(change.any(axis=2), change.argmax(axis=2) + 1, g).astype(np.float32)
 
 
 def _random_members(mask: np.ndarray, n: int, rng) -> np.ndarray:
@@ -165,7 +171,7 @@ def build_viewpoints(
     mesh: Mesh,
     n_views: int = 2000,
     points_per_view: int = 400,
-    contour_per_view: int = 64,
+    contour_per_view: int = 200,
     grid: int = 96,
     seed: int = 0,
 ) -> ViewpointModel:
@@ -225,9 +231,8 @@ def build_viewpoints(
         hits[kk] = ok.sum(axis=1)
         pick = _random_members(ok, P, rng)  # (B, P) cell indices, hits first
         rows = np.arange(len(ks))[:, None]
-        # distance of each hit cell to the nearest miss, within its own view (the huge
-        # sampling along the view axis keeps views apart)
-        dist = ndimage.distance_transform_edt(mask, sampling=(1e9, 1.0, 1.0))
+        # distance of each hit cell to the nearest miss, within its own view
+        dist = np.stack([ndimage.distance_transform_edt(m) for m in mask])
         edge_dist[kk] = dist.reshape(len(ks), -1)[rows, cells[pick]] * spacing
         points[kk] = rays[rows, pick, :3] + rays[rows, pick, 3:] * t[rows, pick, None]
         n = nrm[rows, pick]
