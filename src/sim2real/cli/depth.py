@@ -56,7 +56,7 @@ def render_cmd(
     profile: Path | None = typer.Option(
         None, "--profile", help="Noise profile YAML (overrides the preset's)."
     ),
-    seed: int = typer.Option(0, "--seed", help="Seed of the noise."),
+    seed: int = typer.Option(0, "--seed", min=0, help="Seed of the noise (>= 0)."),
     plane: bool = typer.Option(False, "--plane", help="Add a table under the first part."),
     mesh_unit: str = typer.Option("auto", "--mesh-unit", help="auto, m, cm or mm."),
     out: Path = typer.Option(
@@ -211,7 +211,7 @@ def calibrate_cmd(
     name: Annotated[
         str | None, typer.Option("--name", help="Name of the calibrated profile.")
     ] = None,
-    seed: Annotated[int, typer.Option("--seed")] = 0,
+    seed: Annotated[int, typer.Option("--seed", min=0, help="Seed (>= 0).")] = 0,
     report: ReportDir = None,
 ) -> None:
     """Fit a noise profile to real frames of ordinary scenes (planes) and known parts, and

@@ -117,14 +117,44 @@ def expand_multi_value_options(argv: list[str]) -> list[str]:
     return out
 
 
+# typer parses with its own copy of click: its exceptions are the ones to catch
+_CLICK = sys.modules[typer.BadParameter.__module__]
+
+
+def _usage_line(err) -> str:
+    """A usage error (unknown option, a value out of range, a missing argument) as one line
+    naming the option."""
+    if isinstance(err, _CLICK.BadParameter) and err.param is not None:
+        opts = getattr(err.param, "opts", None)
+        name = opts[0] if opts else (err.param.name or "").upper()
+        message = err.message or " ".join(err.format_message().split())
+        return f"{name}: {message}"
+    if isinstance(err, _CLICK.NoSuchOption):
+        hint = f" (did you mean {', '.join(err.possibilities)}?)" if err.possibilities else ""
+        return f"{err.option_name}: no such option{hint}"
+    return " ".join(err.format_message().split())
+
+
 def main() -> None:
-    """Console-script entry: bad input becomes one line on stderr and exit code 2."""
+    """Console-script entry: bad input, a usage mistake or an interruption becomes one line on
+    stderr and exit code 2 (no traceback); a refusal to adapt exits 3 (the command says so)."""
     warnings.showwarning = _one_line_warning
+    argv = expand_multi_value_options(sys.argv[1:])
     try:
-        app(args=expand_multi_value_options(sys.argv[1:]), prog_name="sim2real")
+        code = app(args=argv, prog_name="sim2real", standalone_mode=False)
     except InputError as err:
         print(f"error: {err}", file=sys.stderr)
         sys.exit(2)
+    except _CLICK.NoArgsIsHelpError as err:  # a bare group: its help, as click shows it
+        print(err.ctx.get_help() if err.ctx is not None else err.format_message())
+        sys.exit(2)
+    except _CLICK.UsageError as err:
+        print(f"error: {_usage_line(err)}", file=sys.stderr)
+        sys.exit(2)
+    except (KeyboardInterrupt, typer.Abort):
+        print("error: interrupted: nothing was written", file=sys.stderr)
+        sys.exit(2)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 if __name__ == "__main__":

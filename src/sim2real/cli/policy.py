@@ -70,7 +70,9 @@ def train_cmd(
             "randomized parameters (distill it before export).",
         ),
     ] = False,
-    seed: Annotated[int | None, typer.Option("--seed", help="Seed of the run.")] = None,
+    seed: Annotated[
+        int | None, typer.Option("--seed", min=0, help="Seed of the run (>= 0).")
+    ] = None,
     resume: Annotated[
         bool, typer.Option("--resume", help="Continue the run in OUT where it stopped.")
     ] = False,
@@ -108,7 +110,7 @@ def distill_cmd(
     rounds: Annotated[
         int | None, typer.Option("--rounds", min=1, help="DAgger collect-and-train rounds.")
     ] = None,
-    seed: Annotated[int | None, typer.Option("--seed")] = None,
+    seed: Annotated[int | None, typer.Option("--seed", min=0, help="Seed (>= 0).")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
 ) -> None:
     """Distill TEACHER into a deployable student (DAgger on the student's own rollouts)."""
@@ -143,7 +145,9 @@ def eval_cmd(
         typer.Option("--reality", help="Reality YAML(s) or shipped reality names."),
     ] = None,
     episodes: Annotated[int, typer.Option("--episodes", min=1, help="Episodes per world.")] = 100,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the evaluation worlds.")] = 1,
+    seed: Annotated[
+        int, typer.Option("--seed", min=0, help="Seed of the evaluation worlds (>= 0).")
+    ] = 1,
     report: Annotated[
         Path | None,
         typer.Option("--report", help="Folder for an HTML report (table, training curves)."),

@@ -44,7 +44,9 @@ def fit_cmd(
     max_iter: Annotated[
         int, typer.Option("--max-iter", help="Optimizer iterations per start at most.")
     ] = 100,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of extra starts and bootstrap.")] = 0,
+    seed: Annotated[
+        int, typer.Option("--seed", min=0, help="Seed of extra starts and bootstrap (>= 0).")
+    ] = 0,
     quiet: Annotated[bool, typer.Option("--quiet", help="Print only the output paths.")] = False,
 ) -> None:
     """Fit the parameters of MODEL to LOGs (multiple shooting, bounded least squares run to

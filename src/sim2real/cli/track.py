@@ -25,7 +25,9 @@ def synth_cmd(
         str, typer.Option("--motion", help="smooth, fast, occluded or leave-view.")
     ] = "smooth",
     frames: Annotated[int, typer.Option("--frames", help="Number of frames (30 Hz).")] = 100,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the motion and the noise.")] = 0,
+    seed: Annotated[
+        int, typer.Option("--seed", min=0, help="Seed of the motion and the noise (>= 0).")
+    ] = 0,
     sensor: Annotated[
         str | None, typer.Option("--sensor", help="Sensor preset (intrinsics and noise).")
     ] = None,
