@@ -254,10 +254,15 @@ def load_sequence(
     ``T_depth_color`` the colour camera's pose in the depth camera's frame (default: identity;
     two M3T camera files with ``camera2world_pose`` give it themselves). ``use_color=False``
     reads depth only.
+    A RealSense recording (``.bag`` / ``.db3``): ``tracking.realsense.RealSenseRecording``.
     """
     from sim2real.core.camera_io import load_camera
     from sim2real.core.depth_io import ENCODINGS
+    from sim2real.tracking.realsense.recording import recording_source
 
+    recording = recording_source(source, camera, color, color_camera, T_depth_color, use_color)
+    if recording is not None:  # a RealSense .bag / .db3
+        return recording
     if encoding not in ENCODINGS:
         raise InputError(
             None, "--encoding", f"unknown depth encoding {encoding!r}; expected one of {ENCODINGS}"
