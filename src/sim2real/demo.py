@@ -278,10 +278,18 @@ def tracking_section(out: Path, quiet: bool) -> tuple[ReportSection, dict]:
 
 
 def run_demo(out: str | Path = "runs/demo", quiet: bool = False) -> DemoResult:
-    """Run every demo stage and write ``out/index.html``."""
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    _say(quiet, f"sim2real demo -> {out}")
+    """Run every demo stage and write ``out/index.html``: into a temporary folder beside
+    ``out``, renamed onto it at the end (an interrupted demo leaves nothing)."""
+    from sim2real.core.atomic import atomic_folder
+
+    final = Path(out)
+    with atomic_folder(final) as out:
+        _say(quiet, f"sim2real demo -> {final}")
+        summaries = _stages(out, quiet)
+    return DemoResult(report=final / "index.html", summaries=summaries)
+
+
+def _stages(out: Path, quiet: bool) -> dict:
     sections, summaries = [], {}
     section, summaries["bracket"] = bracket_section(out, quiet)
     sections.append(section)
@@ -316,7 +324,5 @@ def run_demo(out: str | Path = "runs/demo", quiet: bool = False) -> DemoResult:
     from sim2real.actuators.demo import run_actuator_demo
 
     sections.append(run_actuator_demo(out, quiet))
-    report = write_html_report(
-        out, "sim2real demo: depth sensors, part tracking, dynamics", sections
-    )
-    return DemoResult(report=report, summaries=summaries)
+    write_html_report(out, "sim2real demo: depth sensors, part tracking, dynamics", sections)
+    return summaries

@@ -36,11 +36,15 @@ def test_clean_csv_reads_in_mapping_order(tmp_path):
     assert np.allclose(log.ctrl[:, 0], log.time_s)
 
 
-def test_nan_rows_are_dropped_and_reported(tmp_path):
+def test_nan_rows_are_an_error_or_dropped_and_reported(tmp_path):
     rows = ramp_rows()
     rows[10][1] = "nan"
     rows[20][3] = ""
-    log = read_log(write_csv(tmp_path / "a.csv", rows), MAPPING)
+    path = write_csv(tmp_path / "a.csv", rows)
+    with pytest.raises(InputError, match="2 rows with NaN") as err:
+        read_log(path, MAPPING)  # by default: the file and its first bad row named
+    assert err.value.field == "row 11"
+    log = read_log(path, MAPPING.model_copy(update={"bad_rows": "drop"}))
     assert log.time_s.size == 48
     assert any("dropped 2 rows" in n and "row 11" in n for n in log.notes)
 
@@ -50,12 +54,11 @@ def test_duplicated_and_decreasing_time_sorted_or_rejected(tmp_path):
     rows[5], rows[6] = rows[6], rows[5]  # decreasing
     rows[30] = list(rows[29])  # duplicated
     path = write_csv(tmp_path / "a.csv", rows)
-    log = read_log(path, MAPPING)
+    with pytest.raises(InputError, match="not strictly increasing"):
+        read_log(path, MAPPING)  # by default: an error
+    log = read_log(path, MAPPING.model_copy(update={"time_order": "sort"}))
     assert log.time_s.size == 49 and (np.diff(log.time_s) > 0).all()
     assert any("1 duplicated and 1 decreasing" in n for n in log.notes)
-    strict = MAPPING.model_copy(update={"time_order": "strict"})
-    with pytest.raises(InputError, match="not strictly increasing"):
-        read_log(path, strict)
 
 
 def test_missing_column_names_it_with_close_matches(tmp_path):

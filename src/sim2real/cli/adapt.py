@@ -48,6 +48,7 @@ def adapt_cmd(
     inv(T_cam_part_taught) @ inv(T_base_cam) @ W: it keeps its pose relative to the part.
     Exit code 3, nothing written, when the observed pose comes from a lost or low-score track.
     """
+    from sim2real.core.atomic import check_writable
     from sim2real.core.pose import parse_pose
     from sim2real.tracking.adapt import (
         AdaptRefused,
@@ -58,6 +59,7 @@ def adapt_cmd(
         write_trajectory,
     )
 
+    check_writable(out, "--out")
     trajectory = read_trajectory(traj)
     T_cam_part_taught = parse_pose(taught_pose, rpy_deg=rpy_deg, field="--taught-pose")
     T_base_cam = parse_pose(camera_pose, rpy_deg=rpy_deg, field="--camera-pose")

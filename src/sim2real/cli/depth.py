@@ -81,6 +81,9 @@ def render_cmd(
             "--out",
             f"unknown output type '{out.suffix}'; use one of {', '.join(OUTPUT_SUFFIXES)}",
         )
+    from sim2real.core.atomic import check_writable
+
+    check_writable(out, "--out")
     if scene is not None:
         if meshes:
             raise InputError(scene, "--scene", "give either --scene or MESH arguments, not both")

@@ -80,11 +80,13 @@ def train_cmd(
 ) -> None:
     """Train a policy for ENV with PPO into OUT (policy.pt, metrics.csv, tb/, checkpoints).
     The default policy reads only what the robot measures, so it can be exported."""
+    from sim2real.core.atomic import check_writable
     from sim2real.core.errors import InputError
     from sim2real.learn.envs import env_config as check_env_config
     from sim2real.learn.train import default_train_config, load_train_config, train
     from sim2real.learn.vec import ObsRoles
 
+    check_writable(out, "--out", folder=True)
     cfg = load_train_config(settings) if settings else default_train_config(env)
     cfg = cfg.model_copy(update=_given(total_env_steps=steps, seed=seed))
     fields = _yaml_mapping(env_config, "environment config")

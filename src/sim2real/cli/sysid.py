@@ -59,6 +59,11 @@ def fit_cmd(
         raise InputError(None, "--segment-s/--starts/--max-iter", "must be positive")
     if out.suffix.lower() != ".xml":
         raise InputError(None, "--out", f"the fitted model must be an .xml file, got {out}")
+    from sim2real.core.atomic import check_writable
+
+    check_writable(out, "--out")
+    if report is not None:
+        check_writable(report, "--report", folder=True)
     cfg = fit_config_for(model, segment_s=segment_s, starts=starts, max_iter=max_iter, seed=seed)
     result = _run_with_progress(
         lambda progress: identify(
@@ -123,6 +128,13 @@ def eval_cmd(
     if mapping is None:
         name = builtin_mapping or (builtin.name if builtin else None)
         if name not in BUILTINS:
+            if builtin_mapping is not None:
+                raise InputError(
+                    "--builtin-mapping",
+                    None,
+                    f"unknown built-in model {builtin_mapping!r}; choose one of "
+                    f"{', '.join(sorted(BUILTINS))}",
+                )
             raise InputError("--mapping", None, "give --mapping or --builtin-mapping NAME")
         mapping = BUILTINS[name].mapping
     mp = load_mapping(mapping)

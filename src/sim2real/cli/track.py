@@ -57,6 +57,9 @@ def synth_cmd(
         )
     if frames < 1:
         raise InputError(None, "--frames", f"need at least 1 frame, got {frames}")
+    from sim2real.core.atomic import check_writable
+
+    check_writable(out, "--out", folder=True)
     old = sorted((out / "depth").glob("*.png")) if (out / "depth").is_dir() else []
     if old and not overwrite:
         raise InputError(

@@ -60,3 +60,32 @@ def check_writable(target: str | Path, field: str | None = None, *, folder: bool
         raise InputError(target, field, f"cannot be written: no write permission in {parent}")
     if target.exists() and not folder and not os.access(target, os.W_OK):
         raise InputError(target, field, "cannot be written: the file is read-only")
+
+
+@contextlib.contextmanager
+def atomic_folder(target: str | Path) -> Iterator[Path]:
+    """Yield a temporary folder beside ``target``; when the block succeeds, rename it onto
+    ``target`` (an existing folder there is replaced), when it raises (or is interrupted),
+    delete it: a command that writes many files leaves all of them or none."""
+    import shutil
+
+    target = Path(target)
+    check_writable(target, "--out", folder=True)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    umask = os.umask(0)
+    os.umask(umask)
+    try:
+        yield tmp
+        for p in [tmp, *tmp.rglob("*")]:  # mkdtemp makes it private: ordinary modes
+            p.chmod((0o777 if p.is_dir() else 0o666) & ~umask)
+        if target.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old.", dir=target.parent))
+            os.replace(target, old / target.name)
+            os.replace(tmp, target)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(tmp, target)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise

@@ -107,7 +107,18 @@ def load_mesh(path: str | Path, unit: MeshUnit = "auto") -> Mesh:
     if not path.is_file():
         raise InputError(path, None, "mesh file not found")
     try:
-        loaded = trimesh.load(path, force="mesh", process=False)
+        loaded = trimesh.load(path, process=False)
+        if isinstance(loaded, trimesh.PointCloud):  # vertices, no faces: say so
+            raise InputError(
+                path,
+                "faces",
+                f"{len(loaded.vertices)} vertices but no triangles: a point cloud, not a mesh "
+                "(a scan is prepared by `sim2real model prepare`)",
+            )
+        if not isinstance(loaded, trimesh.Trimesh):
+            loaded = trimesh.load(path, force="mesh", process=False)
+    except InputError:
+        raise
     except Exception as exc:  # trimesh raises many types for corrupt files
         raise InputError(path, None, f"cannot read mesh ({type(exc).__name__}: {exc})") from exc
     vertices = np.asarray(getattr(loaded, "vertices", np.empty((0, 3))))

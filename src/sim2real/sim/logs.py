@@ -44,8 +44,15 @@ class RobotLog:
 
 
 def _read_csv(path: Path) -> tuple[dict[str, np.ndarray], dict]:
-    with path.open(newline="") as f:
-        rows = list(csv.reader(f))
+    try:
+        with path.open(newline="", encoding="utf-8") as f:
+            rows = list(csv.reader(f))
+    except UnicodeDecodeError as err:
+        raise InputError(
+            path, None, f"not a text (CSV) file: {err.reason} at byte {err.start}"
+        ) from None
+    except csv.Error as err:
+        raise InputError(path, None, f"not valid CSV: {err}") from None
     if not rows:
         raise InputError(path, None, "empty file")
     header = [h.strip() for h in rows[0]]
@@ -77,7 +84,11 @@ def _num(value: object) -> float:
 
 def _read_json(path: Path, records_key: str | None) -> tuple[dict[str, np.ndarray], dict]:
     try:
-        data = json.loads(path.read_text())
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as err:
+        raise InputError(
+            path, None, f"not a text (JSON) file: {err.reason} at byte {err.start}"
+        ) from None
     except json.JSONDecodeError as err:
         raise InputError(path, None, f"not valid JSON: {err}") from None
     meta = {}
@@ -150,6 +161,13 @@ def read_log(path: str | Path, mapping: LogMapping) -> RobotLog:
     good &= np.isfinite(ctrl).all(1)
     if not good.all():
         bad = np.flatnonzero(~good)
+        if mapping.bad_rows == "error":
+            raise InputError(
+                path,
+                f"row {bad[0] + 1}",
+                f"{bad.size} rows with NaN or a non-number in a mapped column (bad_rows: drop "
+                "in the mapping drops them)",
+            )
         notes.append(f"dropped {bad.size} rows with NaN or non-numbers (first: row {bad[0] + 1})")
         t, qpos, qvel, ctrl = t[good], qpos[good], qvel[good], ctrl[good]
         usable = usable[good]

@@ -12,7 +12,9 @@ column order. YAML form::
       # {column: goal_position, multiply_by: torque_enable, scale: 1.0, despike: false}
     valid_if: torque_enable    # optional: segments only where this column is non-zero
     position_unit: rad         # or deg (converted)
-    time_order: sort           # sort out-of-order rows, drop duplicated times; or strict
+    time_order: strict         # out-of-order or repeated times are an error; or sort (sort them,
+                               # drop duplicated times, say so)
+    bad_rows: error            # rows with NaN or non-numbers are an error; or drop (say so)
     command_resample: linear   # linear or zoh (hold) when resampling the commands
 """
 
@@ -67,7 +69,16 @@ class LogMapping(BaseModel):
         "servo's torque_enable); segments skip the rest",
     )
     position_unit: Literal["rad", "deg"] = "rad"
-    time_order: Literal["sort", "strict"] = "sort"
+    time_order: Literal["sort", "strict"] = Field(
+        "strict",
+        description="strict: out-of-order or repeated times are an error; sort: sort the rows "
+        "and keep the first of each repeated time (reported)",
+    )
+    bad_rows: Literal["error", "drop"] = Field(
+        "error",
+        description="rows with NaN or a non-number in a mapped column: an error naming the "
+        "first, or dropped (reported)",
+    )
     command_resample: Literal["linear", "zoh"] = "linear"
     max_gap_s: float | None = Field(
         None, gt=0, description="longer sample intervals are gaps (default 5 x the median)"

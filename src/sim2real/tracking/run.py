@@ -158,6 +158,9 @@ def track_recording(
             f"the part is {max(part.mesh.extent_m):.1f} m across: much larger than a tracked "
             "part (check --mesh-unit)",
         )
+    sequence.read(0)  # a first frame that does not fit the camera is bad input, not 'lost'
+    if sequence.has_color:
+        sequence.read_color(0)
     run = track_sequence(part, sequence, init, config)
     out = RecordingTrack(run, part, sequence)
     found = [i for i, r in enumerate(run.records) if r.status != "lost"]
