@@ -78,3 +78,10 @@ def test_a_fit_at_its_bound_says_so_and_exits_0(tmp_path, synth_csv):
     by = {p["name"]: p for p in params["params"]}
     assert by["damping_Nm_s"]["at_bound"] and not by["mass_kg"]["at_bound"]
     assert any("damping_Nm_s" in w for w in params["warnings"])
+
+
+def test_mujoco_sysid_the_benchmark_peer_is_installed_with_its_extras():
+    # without mujoco[sysid]'s extras the module imports but exports nothing
+    import mujoco.sysid
+
+    assert callable(mujoco.sysid.optimize) and hasattr(mujoco.sysid, "ParameterDict")

@@ -176,7 +176,7 @@ def test_colour_is_registered_to_depth_by_the_sdk(rs, tmp_path):
         rs, tmp_path / f"rec{_suffix(rs)}", plane_units(n), ramp_colors(n),
         numbers=range(n), T_color_depth=T_color_depth,
     )  # fmt: skip
-    seq = RealSenseRecording(path)
+    seq = RealSenseRecording(path, align_color=True)
     assert seq.has_color and seq.color_camera is None and seq.T_depth_color is None
     v, u = np.mgrid[0:60, 0:80]
     for i in range(n):
@@ -206,7 +206,7 @@ def test_colour_in_its_own_camera_with_the_recorded_extrinsic(rs, tmp_path):
         rs, tmp_path / f"rec{_suffix(rs)}", plane_units(3), colors,
         numbers=range(3), T_color_depth=T_color_depth,
     )  # fmt: skip
-    seq = RealSenseRecording(path, align_color=False)
+    seq = RealSenseRecording(path)  # the default: colour in its own camera
     assert seq.color_camera == COLOR_CAM.model_copy(update={"depth_scale": seq.depth_scale})
     # T_depth_color maps colour-camera coordinates into the depth camera's: the inverse
     assert np.allclose(seq.T_depth_color, invert_pose(T_color_depth), atol=1e-6)
@@ -221,7 +221,7 @@ def test_a_depth_frame_without_colour_near_it_is_depth_only_and_warned(rs, tmp_p
         numbers=range(4),
     )  # fmt: skip
     with pytest.warns(UserWarning, match=r"no colour frame within 16.7 ms of depth frames 2"):
-        seq = RealSenseRecording(path)
+        seq = RealSenseRecording(path, align_color=True)
     assert seq.read_color(2) is None
     assert np.all(seq.read_color(3)[..., 2][seq.read(3) > 0] == 60)  # frame 3's own colour
     seq.close()

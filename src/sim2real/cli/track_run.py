@@ -21,7 +21,9 @@ def run_cmd(
     frames: Annotated[
         list[Path],
         typer.Option(
-            "--frames", help="A BOP-like folder, or depth files (several may follow one --frames)."
+            "--frames",
+            help="A BOP-like folder, depth files (several may follow one --frames), or a "
+            "RealSense recording (.bag, .db3).",
         ),
     ],
     out: Annotated[Path, typer.Option("--out", help="poses.jsonl: one JSON line per frame.")],
@@ -66,6 +68,14 @@ def run_cmd(
             "or a file); default identity, or from two M3T camera files.",
         ),
     ] = None,
+    align_color: Annotated[
+        bool,
+        typer.Option(
+            "--align-color",
+            help="RealSense recordings: colour aligned to depth by the SDK (it blanks pixels "
+            "without depth, e.g. a dark part) instead of colour in its own camera.",
+        ),
+    ] = False,
     no_color: Annotated[
         bool, typer.Option("--no-color", help="Track with depth only, even with rgb/ frames.")
     ] = False,
@@ -111,6 +121,7 @@ def run_cmd(
         color_camera=color_camera,
         T_depth_color=T_depth_color,
         use_color=not no_color,
+        align_color=align_color,
     )
     T_init = (
         None

@@ -235,6 +235,7 @@ def load_sequence(
     color_camera: str | Path | None = None,
     T_depth_color: np.ndarray | None = None,
     use_color: bool = True,
+    align_color: bool = False,
 ) -> Sequence:
     """A depth sequence from a BOP-like folder or from a list of depth files.
 
@@ -254,13 +255,16 @@ def load_sequence(
     ``T_depth_color`` the colour camera's pose in the depth camera's frame (default: identity;
     two M3T camera files with ``camera2world_pose`` give it themselves). ``use_color=False``
     reads depth only.
-    A RealSense recording (``.bag`` / ``.db3``): ``tracking.realsense.RealSenseRecording``.
+    A RealSense recording (``.bag`` / ``.db3``): ``tracking.realsense.RealSenseRecording``
+    (``align_color``: the SDK's colour aligned to depth instead of colour in its own camera).
     """
     from sim2real.core.camera_io import load_camera
     from sim2real.core.depth_io import ENCODINGS
     from sim2real.tracking.realsense.recording import recording_source
 
-    recording = recording_source(source, camera, color, color_camera, T_depth_color, use_color)
+    recording = recording_source(
+        source, camera, color, color_camera, T_depth_color, use_color, align_color
+    )
     if recording is not None:  # a RealSense .bag / .db3
         return recording
     if encoding not in ENCODINGS:

@@ -45,9 +45,10 @@ RECORDING_SUFFIXES = (".bag", ".db3")
 class RealSenseRecording:
     """Depth (and colour) frames of a RealSense recording, in order; no ground truth.
 
-    ``use_color=False`` reads depth only; ``align_color=False`` gives colour in its own camera
-    (``color_camera``, ``T_depth_color`` from the recorded extrinsic) instead of registered to
-    depth; ``timeout_s``: how long the playback may go without delivering a frame before it
+    ``use_color=False`` reads depth only. Colour comes in its own camera by default
+    (``color_camera``, ``T_depth_color`` from the recorded extrinsic; lens distortion is not
+    modelled), since the SDK's alignment to depth (``align_color=True``) blanks every pixel
+    without a depth return: exactly where a dark part is, which only colour can track; ``timeout_s``: how long the playback may go without delivering a frame before it
     is taken as stuck (``InputError``). Close it (or use it as a context manager) to release
     the file early; playbacks still open are stopped at exit."""
 
@@ -59,7 +60,7 @@ class RealSenseRecording:
         path: str | Path,
         *,
         use_color: bool = True,
-        align_color: bool = True,
+        align_color: bool = False,
         timeout_s: float = 30.0,
     ):
         self.path = Path(path)
@@ -306,7 +307,13 @@ def _pair(
 
 
 def recording_source(
-    source, camera=None, color=None, color_camera=None, T_depth_color=None, use_color=True
+    source,
+    camera=None,
+    color=None,
+    color_camera=None,
+    T_depth_color=None,
+    use_color=True,
+    align_color=False,
 ) -> RealSenseRecording | None:
     """``source`` (a path, or a list of one) opened as a RealSense recording when its name ends
     in ``.bag`` or ``.db3``, else None. A recording carries its own intrinsics, colour and
@@ -327,4 +334,4 @@ def recording_source(
             raise InputError(
                 path, option, "a RealSense recording carries its own camera, colour and extrinsic"
             )
-    return RealSenseRecording(path, use_color=use_color)
+    return RealSenseRecording(path, use_color=use_color, align_color=align_color)
