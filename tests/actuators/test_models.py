@@ -162,6 +162,13 @@ def test_param_space_and_roundtrip(tmp_path):
     assert not space.params[space.index("max_pwm")].free
     save_actuator(cfg, tmp_path / "a.yaml", {"fit": {"x": 1}})
     assert load_actuator(tmp_path / "a.yaml") == cfg
+    # a constant fixed by default can be freed, a fitted one fixed; both survive the YAML
+    cfg = DCServoConfig(friction="stribeck", free=["kt_droop_per_A"], fixed=["R_ohm"])
+    space = cfg.param_space()
+    assert space.params[space.index("kt_droop_per_A")].free
+    assert not space.params[space.index("R_ohm")].free and space.params[0].free
+    save_actuator(cfg, tmp_path / "b.yaml")
+    assert load_actuator(tmp_path / "b.yaml") == cfg
 
 
 def test_bench_matches_mujoco():
@@ -207,6 +214,7 @@ def test_bad_actuator_config(tmp_path):
         "unknown.yaml": ("actuator: {kind: dc, params: {bogus: 1}}", "params: unknown"),
         "friction.yaml": ("actuator: {kind: dc, friction: nope}", "dc.friction"),
         "kind.yaml": ("actuator: {kind: net}", "kind"),
+        "free.yaml": ("actuator: {kind: dc, free: [kt_droop]}", "free: unknown"),
     }
     for name, (text, needle) in cases.items():
         (tmp_path / name).write_text(text)

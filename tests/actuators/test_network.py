@@ -86,6 +86,18 @@ def test_vectorised_and_error_times_kp(tmp_path):
     assert act.torque(np.array([0.01, 0.01]), np.zeros((3, 2)), 0.5, state).shape == (3, 2)
 
 
+def test_motor_voltage_input(tmp_path):
+    """The firmware law in front: clip(0.003 x kp x error, +-0.9) x vin volts."""
+    law = {"motor_voltage": True, "error_gain_duty_rad": 0.003, "max_pwm": 0.9}
+    act = load_actuator(_save(tmp_path, TINY.model_copy(update=law), TINY_WEIGHTS)).build()
+    state = _state(kp_fw=np.array([400.0, 400.0]), vin_V=7.0)
+    x = act.observe(np.array([0.5, -2.0]), 0.0, 0.1, state)
+    # duty 0.003 * 400 * 0.5 = 0.6 -> 4.2 V; -2.4 clipped to -0.9 -> -6.3 V
+    assert x[:, 1].tolist() == pytest.approx([4.2, -6.3])
+    with pytest.raises(ValueError, match="exclude each other"):
+        NetConfig.model_validate(TINY.model_dump() | law | {"error_times_kp": True})
+
+
 def test_reset_rows_restarts_one_environments_history(tmp_path):
     act = load_actuator(_save(tmp_path, TINY, TINY_WEIGHTS)).build()
     act.observe(np.array([0.01, 0.02]), 0.0, np.array([0.1, 0.2]), _state())

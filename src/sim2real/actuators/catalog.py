@@ -42,6 +42,7 @@ AUTO_CANDIDATES = (
     "load-dependent",
     "directional",
     "quadratic",
+    "load-dependent-droop",
     "directional-droop",
     "net-volts",
 )

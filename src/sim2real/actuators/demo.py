@@ -1,7 +1,8 @@
-"""Actuator demo: the real XL330 bench, two physical models (Coulomb-viscous and BAM's
-directional friction) fitted briefly on the logs at gains 100 and 200, and the measured vs
-predicted servo motion on a held-out gain (400). About 20 s on two cores; the benchmark and
-``sim2real actuator compare`` fit longer."""
+"""Actuator demo: the real XL330 bench, two physical models (Coulomb-viscous, and BAM's
+directional friction with the torque constant's droop) fitted briefly on the logs at gains 100
+and 200, and the measured vs predicted servo motion on a held-out gain (400). About 20 s on two
+cores; the benchmark and ``sim2real actuator compare`` fit longer and choose by leave one gain
+out."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 
 from sim2real.core.report import ReportSection
 
-DEMO_MODELS = ("coulomb-viscous", "directional")
+DEMO_MODELS = ("coulomb-viscous", "directional-droop")
 HOLDOUT_KP = 400.0
 
 

@@ -58,6 +58,12 @@ def evaluate(cfg, logs: list[ServoLog], values: dict | None = None) -> float:
     return float(mae(simulate(cfg, logs, values), logs)[0])
 
 
+def cma_seed(seed: int, run: int, restarts: int) -> int:
+    """CMA-ES seed of run ``run`` of a fit with seed ``seed``: seeds ``s`` and ``s + 1``
+    share no run (``1 + s (restarts + 1) + run``)."""
+    return 1 + seed * (restarts + 1) + run
+
+
 def fit_actuator(
     cfg,
     logs: list[ServoLog],
@@ -70,8 +76,8 @@ def fit_actuator(
     restarts: int = 0,
 ) -> ActuatorFit:
     """Fit ``cfg``'s free parameters to ``logs`` starting from its values; returns the
-    fitted config (``config``) and figures. ``restarts + 1`` CMA-ES runs (seeds ``seed + 1``,
-    ...; the friction parameters have several minima), each stopped after ``max_evals``
+    fitted config (``config``) and figures. ``restarts + 1`` CMA-ES runs (:func:`cma_seed`;
+    the friction parameters have several minima), each stopped after ``max_evals``
     parameter sets or its share of ``time_budget_s``; the lowest train MAE wins."""
     t0 = time.perf_counter()
     space = cfg.param_space()
@@ -94,7 +100,8 @@ def fit_actuator(
         es = cma.CMAEvolutionStrategy(
             np.clip(space.to_unit(x0)[free], 0.02, 0.98),
             sigma0,
-            {"bounds": [0.0, 1.0], "popsize": popsize, "seed": seed + run + 1, "verbose": -9},
+            {"bounds": [0.0, 1.0], "popsize": popsize, "seed": cma_seed(seed, run, restarts)}
+            | {"verbose": -9},
         )
         run_evals = 0
         while run_evals < max_evals and time.perf_counter() < end and not es.stop():

@@ -11,6 +11,7 @@ import numpy as np
 
 from sim2real.actuators.network.config import NetConfig, expanded_scale, weights_from_state
 from sim2real.actuators.network.runtime import error_feature
+from sim2real.core.errors import InputError
 
 
 @dataclass
@@ -95,6 +96,12 @@ def train_network(
     probe = NetConfig(weights="-", dt_s=1, input_scale=[1, 1], torque_scale_Nm=1, tau_max_Nm=1)
     probe = probe.model_copy(update={"error_times_kp": error_times_kp, **law})
     x, y = training_samples(logs, history, probe, window_s)
+    if len(y) < 10 * (2 * history + 1):
+        source = logs[0].path if len(logs) == 1 else "--logs"
+        raise InputError(
+            source, "torque_enable", f"{len(y)} training samples (torque enabled over a whole "
+            f"history and away from the filter's ends): too few to train a network",
+        )  # fmt: skip
     h = history
     scale_e, scale_v = float(np.std(x[:, :h])), float(np.std(x[:, h:]))
     cfg = NetConfig(
