@@ -142,7 +142,7 @@ def test_unreadable_yaml_is_an_input_error(tmp_path: Path, text: str, words: str
 
 
 def test_missing_file_is_an_input_error(tmp_path: Path) -> None:
-    with pytest.raises(InputError, match="cannot read file"):
+    with pytest.raises(InputError, match="noise profile not found"):
         load_profile(tmp_path / "nope.yaml")
 
 

@@ -55,6 +55,7 @@ def prepare_cmd(
     from pydantic import ValidationError
 
     from sim2real.core.errors import InputError
+    from sim2real.core.strict import validation_error
     from sim2real.models.model_dir import is_model_dir
     from sim2real.models.prepare import PrepareConfig, prepare_model
 
@@ -74,11 +75,11 @@ def prepare_cmd(
             remove_internal=not keep_internal,
         )
     except ValidationError as exc:
-        err = exc.errors()[0]
+        e = validation_error(exc, None)
         option = {"target_faces": "--target-faces", "chordal_tolerance_mm": "--chordal-tol-mm"}
-        field = str(err["loc"][0]) if err["loc"] else ""
+        field = e.field or ""
         raise InputError(
-            None, option.get(field, "--" + field.replace("_", "-")), err["msg"]
+            None, option.get(field, "--" + field.replace("_", "-")), e.message
         ) from None
     result = prepare_model(input_path, config)
     folder = result.write(out, overwrite=overwrite, report=not no_report)

@@ -34,6 +34,7 @@ from sim2real.core.atomic import write_text_atomic
 from sim2real.core.camera import CameraIntrinsics
 from sim2real.core.errors import InputError
 from sim2real.core.json_io import read_json
+from sim2real.core.strict import validation_error
 
 # PCL's grabber XML holds no image size. PCL's ImageGrabber writes these files for frames of
 # the OpenNI grabber, whose default (and most common) depth mode is VGA, 640x480.
@@ -55,10 +56,8 @@ def _build(
     try:
         return CameraIntrinsics(**values)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        ours = str(err["loc"][0]) if err["loc"] else None
-        field = names.get(ours, ours) if ours else None
-        raise InputError(path, field, f"{err['msg']} (got {err.get('input')!r})") from exc
+        e = validation_error(exc, path, model=CameraIntrinsics)
+        raise InputError(path, names.get(e.field, e.field), e.message) from None
 
 
 def _get(d: dict, key: str, path: Path, field: str | None = None) -> Any:

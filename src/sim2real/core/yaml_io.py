@@ -1,5 +1,4 @@
-"""Reading YAML files and validating them with pydantic, with errors that name the file and
-the field (the one place for what every config loader needs)."""
+"""Reading YAML files, with errors that name the file (validation: ``core.strict``)."""
 
 from __future__ import annotations
 
@@ -7,9 +6,9 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import ValidationError
 
 from sim2real.core.errors import InputError
+from sim2real.core.strict import validation_error  # noqa: F401 (the one translation, re-exported)
 
 
 def read_yaml(path: str | Path, what: str = "file") -> Any:
@@ -26,8 +25,10 @@ def read_yaml(path: str | Path, what: str = "file") -> Any:
         raise InputError(path, None, f"not valid YAML: {exc}") from None
 
 
-def validation_error(err: ValidationError, source: str | Path | None) -> InputError:
-    """The first problem pydantic found, as an InputError naming its dotted field path."""
-    first = err.errors()[0]
-    field = ".".join(str(x) for x in first["loc"]) or None
-    return InputError(source, field, first["msg"].removeprefix("Value error, "))
+def read_yaml_mapping(path: str | Path, what: str = "file") -> dict[str, Any]:
+    """The mapping at the top of a YAML file; InputError for anything else (or an empty file)."""
+    data = read_yaml(path, what)
+    if not isinstance(data, dict):
+        kind = "an empty file" if data is None else type(data).__name__
+        raise InputError(path, None, f"expected a YAML mapping at the top level, got {kind}")
+    return data

@@ -18,9 +18,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field
 
 from sim2real.core.errors import InputError
+from sim2real.core.strict import StrictModel, validate
+from sim2real.core.yaml_io import read_yaml_mapping
 
 MODEL_YAML = "model.yaml"
 MESH_FILE = "mesh.ply"
@@ -28,11 +30,7 @@ VIEWS_FILE = "viewpoints.npz"
 FORMAT_VERSION = 1
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class SourceInfo(_Strict):
+class SourceInfo(StrictModel):
     """What the model was made from."""
 
     path: str = Field(description="the input file as given")
@@ -51,7 +49,7 @@ class SourceInfo(_Strict):
     )
 
 
-class SymmetryInfo(_Strict):
+class SymmetryInfo(StrictModel):
     text: str = Field(description="readable summary (Symmetry.describe)")
     source: Literal["detected", "user"] = Field(description="detected or given with --symmetry")
     confidence: float = Field(ge=0, le=1, description="1 = certain; see symmetry_detect")
@@ -60,7 +58,7 @@ class SymmetryInfo(_Strict):
     )
 
 
-class CleaningStats(_Strict):
+class CleaningStats(StrictModel):
     """Counts before and after each cleaning step; ``repairs`` says every change in words."""
 
     vertices_in: int
@@ -82,14 +80,14 @@ class CleaningStats(_Strict):
     repairs: list[str] = Field(default_factory=list)
 
 
-class ViewsInfo(_Strict):
+class ViewsInfo(StrictModel):
     file: str = VIEWS_FILE
     count: int
     points_per_view: int
     contour_per_view: int
 
 
-class ModelConfig(_Strict):
+class ModelConfig(StrictModel):
     """The whole ``model.yaml``."""
 
     format_version: int = FORMAT_VERSION
@@ -123,24 +121,12 @@ def is_model_dir(path: str | Path) -> bool:
 
 
 def read_model_config(folder: str | Path) -> ModelConfig:
-    import yaml
-
+    """MODEL_DIR/model.yaml, validated; InputError naming the file and the field."""
     folder = Path(folder)
     file = folder / MODEL_YAML
     if not file.is_file():
         raise InputError(folder, None, f"not a prepared model (no {MODEL_YAML})")
-    try:
-        data = yaml.safe_load(file.read_text())
-    except yaml.YAMLError as exc:
-        raise InputError(file, None, f"not valid YAML ({exc})") from exc
-    if not isinstance(data, dict):
-        raise InputError(file, None, "expected a mapping")
-    try:
-        return ModelConfig.model_validate(data)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(str(p) for p in err["loc"])
-        raise InputError(file, where, err["msg"]) from exc
+    return validate(ModelConfig, read_yaml_mapping(file, MODEL_YAML), file)
 
 
 def write_model_dir(out: str | Path, writer, overwrite: bool = False) -> Path:

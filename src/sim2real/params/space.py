@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from sim2real.core.atomic import write_text_atomic
 from sim2real.core.errors import InputError
+from sim2real.core.strict import validation_error
 from sim2real.core.yaml_io import read_yaml
 
 
@@ -269,16 +270,15 @@ def param_space_from_dict(data: Any, source: str | Path) -> ParamSpace:
     try:
         return ParamSpace.model_validate(data)
     except ValidationError as err:
-        first = err.errors()[0]
-        loc = first["loc"]
-        field = ".".join(str(x) for x in loc)
-        if len(loc) >= 2 and loc[0] == "params" and isinstance(loc[1], int):
-            items = data.get("params") or []
-            if loc[1] < len(items) and isinstance(items[loc[1]], dict):
-                name = items[loc[1]].get("name", loc[1])
-                field = ".".join(["params", str(name), *(str(x) for x in loc[2:])])
-        msg = first["msg"].removeprefix("Value error, ")
-        raise InputError(source, field, msg) from None
+        e = validation_error(err, source, model=ParamSpace)
+        loc = err.errors()[0]["loc"]  # a parameter is named by its name, not its index
+        items = data.get("params") or []
+        named = len(loc) >= 2 and loc[0] == "params" and isinstance(loc[1], int)
+        if named and loc[1] < len(items) and isinstance(items[loc[1]], dict):
+            name = items[loc[1]].get("name", loc[1])
+            field = ".".join(["params", str(name), *map(str, loc[2:])])
+            e = InputError(source, field, e.message)
+        raise e from None
 
 
 def load_param_space(path: str | Path) -> ParamSpace:

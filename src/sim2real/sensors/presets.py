@@ -17,12 +17,9 @@ from pydantic import ValidationError
 
 from sim2real.core.camera import CameraIntrinsics
 from sim2real.core.errors import InputError
-from sim2real.sensors.profile import (
-    NoiseProfile,
-    input_error_from_validation,
-    profile_from_dict,
-    read_yaml_mapping,
-)
+from sim2real.core.strict import validation_error
+from sim2real.core.yaml_io import read_yaml_mapping
+from sim2real.sensors.profile import NoiseProfile, profile_from_dict
 
 _PROFILES = "profiles"
 
@@ -52,7 +49,7 @@ def load_sensor(path: str | Path, name: str | None = None) -> SensorPreset:
     try:
         camera = CameraIntrinsics.model_validate(data["camera"])
     except ValidationError as exc:
-        raise input_error_from_validation(exc, path, CameraIntrinsics, "camera") from None
+        raise validation_error(exc, path, "camera", CameraIntrinsics) from None
     profile = profile_from_dict(data["noise"], path, "noise")
     return SensorPreset(name=name or profile.name, camera=camera, profile=profile)
 

@@ -7,14 +7,11 @@ field names. :func:`sim2real.sensors.noise.apply_noise` turns a profile into noi
 
 from __future__ import annotations
 
-import difflib
 from pathlib import Path
 from typing import Any
 
 import yaml
 from pydantic import (
-    BaseModel,
-    ConfigDict,
     Field,
     ValidationError,
     ValidationInfo,
@@ -24,24 +21,11 @@ from pydantic import (
 
 from sim2real.core.atomic import write_text_atomic
 from sim2real.core.errors import InputError
+from sim2real.core.strict import StrictModel, validation_error
+from sim2real.core.yaml_io import read_yaml_mapping
 
 
-class _Config(BaseModel):
-    """Base of every profile model: unknown fields, NaN / inf and booleans given for numbers
-    are errors (YAML reads ``yes`` as true; pydantic would take it as 1)."""
-
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
-
-    @field_validator("*", mode="before")
-    @classmethod
-    def _no_bool_numbers(cls, value: Any, info: ValidationInfo) -> Any:
-        field = cls.model_fields.get(info.field_name or "")
-        if isinstance(value, bool) and field is not None and field.annotation in (float, int):
-            raise ValueError("expected a number, not a boolean")
-        return value
-
-
-class RangeLimits(_Config):
+class RangeLimits(StrictModel):
     """Working range: returns with depth z outside [min_m, max_m] are dropped (depth 0).
     Applied to the noisy depth, as a sensor's firmware does; from each sensor's data sheet."""
 
@@ -55,7 +39,7 @@ class RangeLimits(_Config):
         return self
 
 
-class AxialNoise(_Config):
+class AxialNoise(StrictModel):
     """Gaussian depth noise along the ray,
     sigma(z, theta) = a + b (z - c)^2 + d / sqrt(z) * theta^2 / (pi/2 - theta)^2,
     z depth [m], theta incidence angle [rad]. Form and Kinect v1 constants of Nguyen, Izadi &
@@ -69,7 +53,7 @@ class AxialNoise(_Config):
     d_m_sqrt_m: float = Field(0.0001, ge=0, description="incidence-angle term [m^1.5]")
 
 
-class DisparityNoise(_Config):
+class DisparityNoise(StrictModel):
     """Stereo / structured-light noise in disparity space. Disparity d = f B / z [px], with
     f = camera fx [px] and B = |baseline_m| [m]. Gaussian noise of sigma_px is added to d (so
     the depth sigma is about z^2 sigma_px / (f B), Intel's D400 RMS-error formula), then d is
@@ -81,7 +65,7 @@ class DisparityNoise(_Config):
     step_px: float = Field(0.0, ge=0, description="disparity quantization step [px], 0 = none")
 
 
-class LateralNoise(_Config):
+class LateralNoise(StrictModel):
     """Lateral (image-plane) noise: the renderer jitters each ray's pixel position by a
     Gaussian of sigma_px. Config only; the noise function does not apply it. Kinect v1:
     0.8 px (Nguyen, Izadi & Lovell 2012)."""
@@ -89,7 +73,7 @@ class LateralNoise(_Config):
     sigma_px: float = Field(..., ge=0, description="std of the ray jitter in the image [px]")
 
 
-class IncidenceDropout(_Config):
+class IncidenceDropout(StrictModel):
     """No return at grazing incidence: drop probability p(theta) = 0 below start_deg, 1 above
     end_deg, (theta - start) / (end - start) between (a linear ramp; an empirical choice)."""
 
@@ -105,7 +89,7 @@ class IncidenceDropout(_Config):
         return self
 
 
-class EdgeDropout(_Config):
+class EdgeDropout(StrictModel):
     """No return near depth edges: a pixel within width_px (square neighbourhood) of a depth
     discontinuity (frame.edge) is dropped with the given probability, independently."""
 
@@ -113,7 +97,7 @@ class EdgeDropout(_Config):
     probability: float = Field(..., ge=0, le=1, description="drop probability in the band [1]")
 
 
-class FlyingPixels(_Config):
+class FlyingPixels(StrictModel):
     """Mixed pixels at depth edges: a valid pixel within width_px of an edge takes, with the
     given probability, a depth drawn uniformly between the smallest and largest valid depth of
     its (2 width_px + 1)^2 window (the near and far side of the edge)."""
@@ -122,7 +106,7 @@ class FlyingPixels(_Config):
     probability: float = Field(..., ge=0, le=1, description="chance a band pixel flies [1]")
 
 
-class MissingBlobs(_Config):
+class MissingBlobs(StrictModel):
     """Discs of no return (specular spots, absorbing materials, IR interference): a Poisson
     number of blobs with mean rate_per_mpx per megapixel per frame, centres uniform over the
     image, radius uniform in [0.5, 1.5] x radius_px."""
@@ -131,7 +115,7 @@ class MissingBlobs(_Config):
     radius_px: float = Field(..., gt=0, description="mean blob radius [px]")
 
 
-class DepthDistortion(_Config):
+class DepthDistortion(StrictModel):
     """Systematic per-device depth error: z <- z (1 + e(u, v)), e a smooth zero-mean random
     field with std relative_std and correlation length cell_px (bicubic interpolation of
     Gaussian values on a grid of cell_px spacing, normalised to exactly that std over the
@@ -143,7 +127,7 @@ class DepthDistortion(_Config):
     field_seed: int = Field(0, ge=0, description="seed of the field: one value per device")
 
 
-class OutputQuantization(_Config):
+class OutputQuantization(StrictModel):
     """Output depth rounded to multiples of the sensor's depth unit (its uint16 step)."""
 
     unit_m: float = Field(..., gt=0, description="depth unit [m], e.g. 0.001")
@@ -163,7 +147,7 @@ _TERMS = (
 )
 
 
-class FittedValue(_Config):
+class FittedValue(StrictModel):
     """How a calibration arrived at one value of the profile."""
 
     value: float = Field(..., description="the value written into the profile")
@@ -176,7 +160,7 @@ class FittedValue(_Config):
     )
 
 
-class FrameRecord(_Config):
+class FrameRecord(StrictModel):
     """A real frame named by its file and by a digest of its depth (so a renamed copy is
     still recognised)."""
 
@@ -184,7 +168,7 @@ class FrameRecord(_Config):
     digest: str = Field(..., description="sha1 of its depth in metres (float32), 16 hex digits")
 
 
-class HoldoutRecord(_Config):
+class HoldoutRecord(StrictModel):
     """How a calibrated profile was judged out of sample (written by ``depth calibrate``):
     on frames it was not fitted to, or, with one frame, on planes it was not fitted to."""
 
@@ -201,7 +185,7 @@ class HoldoutRecord(_Config):
     summary: str = Field("", description="one line for people")
 
 
-class NoiseProfile(_Config):
+class NoiseProfile(StrictModel):
     """A depth sensor's noise model: provenance, emitter geometry and optional terms
     (None = off). Terms are applied by :func:`sim2real.sensors.noise.apply_noise` in a fixed
     order (see its docstring); each term's docstring gives its formula and source."""
@@ -260,36 +244,6 @@ class NoiseProfile(_Config):
         return [t for t in _TERMS if getattr(self, t) is not None]
 
 
-def input_error_from_validation(
-    exc: ValidationError,
-    source: str | Path | None,
-    model: type[BaseModel],
-    prefix: str | None = None,
-) -> InputError:
-    """The first pydantic error as InputError(source, 'prefix.dotted.field', one-line message);
-    an unknown field's message lists the known ones and the closest match."""
-    errors = exc.errors(include_url=False)
-    err = errors[0]
-    loc = [str(p) for p in err["loc"]]
-    field = ".".join(p for p in (prefix, *loc) if p) or None
-    if err["type"] == "extra_forbidden":
-        for part in loc[:-1]:
-            ann = model.model_fields[part].annotation
-            args = getattr(ann, "__args__", (ann,))
-            model = next(a for a in args if isinstance(a, type) and issubclass(a, BaseModel))
-        known = list(model.model_fields)
-        close = difflib.get_close_matches(loc[-1], known, n=1)
-        hint = f"did you mean '{close[0]}'? " if close else ""
-        message = f"unknown field; {hint}expected one of: {', '.join(known)}"
-    else:
-        message = err["msg"].removeprefix("Value error, ")
-        if "input" in err and err["type"] != "missing" and not isinstance(err["input"], dict):
-            message += f" (got {err['input']!r})"
-    if len(errors) > 1:
-        message += f" (+{len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})"
-    return InputError(source, field, message)
-
-
 def profile_from_dict(
     data: Any, source: str | Path | None = None, prefix: str | None = None
 ) -> NoiseProfile:
@@ -301,30 +255,14 @@ def profile_from_dict(
     try:
         return NoiseProfile.model_validate(data)
     except ValidationError as exc:
-        raise input_error_from_validation(exc, source, NoiseProfile, prefix) from None
-
-
-def read_yaml_mapping(path: str | Path) -> dict[str, Any]:
-    """Parse a YAML file that must hold a mapping; any problem raises InputError(path, ...)."""
-    path = Path(path)
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise InputError(path, None, f"cannot read file ({exc.strerror})") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise InputError(path, None, f"not valid YAML ({exc})") from None
-    if not isinstance(data, dict):
-        raise InputError(path, None, "expected a YAML mapping at the top level")
-    return data
+        raise validation_error(exc, source, prefix, NoiseProfile) from None
 
 
 def load_profile(path: str | Path) -> NoiseProfile:
     """Read a noise profile YAML. The file holds the profile's fields at the top level, or a
     sensor file's ``noise:`` section (with ``camera:`` beside it, ignored here); errors name the
     file and the dotted field, e.g. ``axial.a_m``."""
-    data = read_yaml_mapping(path)
+    data = read_yaml_mapping(path, "noise profile")
     if "noise" in data and set(data) <= {"noise", "camera"}:
         return profile_from_dict(data["noise"], path, "noise")
     return profile_from_dict(data, path)

@@ -23,9 +23,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from sim2real.core.errors import InputError
+from sim2real.core.strict import validate
 from sim2real.core.yaml_io import read_yaml
 
 
@@ -109,10 +110,4 @@ def load_mapping(path: str | Path) -> LogMapping:
 def mapping_from_dict(data: object, source: str | Path) -> LogMapping:
     if not isinstance(data, dict):
         raise InputError(source, None, "expected a mapping with 'time', 'joints', 'actuators'")
-    try:
-        return LogMapping.model_validate(data)
-    except ValidationError as err:
-        errors = err.errors()
-        field = ".".join(str(x) for x in errors[0]["loc"])
-        text = "; ".join(f"{'.'.join(str(x) for x in e['loc'])}: {e['msg']}" for e in errors[:3])
-        raise InputError(source, field, text) from None
+    return validate(LogMapping, data, source)
