@@ -36,7 +36,7 @@ def test_scene_yaml_relative_paths_and_errors(tmp_path):
     assert len(scene.objects) == 2 and scene.plane is not None
     assert np.allclose(scene.objects[1].T_cam_obj[:3, 3], [0.1, 0, 0.6])
     (tmp_path / "bad.yaml").write_text("objects:\n  - mesh: box.stl\n    pos: '0 0 0.5 0 0 0 1'\n")
-    with pytest.raises(InputError, match=r"objects\[0\]"):
+    with pytest.raises(InputError, match=r"objects\.0\.pos: unknown field; did you mean 'pose'"):
         load_scene_yaml(tmp_path / "bad.yaml")
     (tmp_path / "typo.yaml").write_text(
         "objects:\n  - mesh: box.stl\n    pose: '0 0 1 0 0 0 1'\nplanes: true\n"

@@ -64,6 +64,8 @@ def validation_error(
 def _known_fields(model: type[BaseModel] | None, path: list[str]) -> list[str] | None:
     """The fields of the (nested) model at ``path`` under ``model``, or None when unknown."""
     for part in path:
+        if part.isdigit() and model is not None:
+            continue  # an item of a list of models
         if model is None or part not in model.model_fields:
             return None
         ann = model.model_fields[part].annotation

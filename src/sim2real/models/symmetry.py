@@ -14,7 +14,6 @@ Text forms (``--symmetry``):
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -171,16 +170,13 @@ def parse_symmetry(text: str | Path | None, *, obj_id: int | None = None) -> Sym
 
 def load_symmetry_file(path: str | Path, *, obj_id: int | None = None) -> Symmetry:
     """A Symmetry from BOP's ``symmetries_discrete`` / ``symmetries_continuous`` (mm)."""
-    import yaml
+    from sim2real.core.json_io import read_json
+    from sim2real.core.yaml_io import read_yaml
 
     path = Path(path)
-    try:
-        text = path.read_text()
-        data = json.loads(text) if path.suffix.lower() == ".json" else yaml.safe_load(text)
-    except OSError as exc:
-        raise InputError(path, None, f"cannot read symmetry file ({exc.strerror})") from exc
-    except (json.JSONDecodeError, yaml.YAMLError) as exc:
-        raise InputError(path, None, f"not valid JSON / YAML ({exc})") from exc
+    if not path.is_file():
+        raise InputError(path, None, "symmetry file not found")
+    data = read_json(path) if path.suffix.lower() == ".json" else read_yaml(path, "symmetry file")
     if not isinstance(data, dict):
         raise InputError(path, None, "expected a mapping with symmetries_discrete/continuous")
     prefix = ""

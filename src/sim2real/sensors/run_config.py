@@ -9,6 +9,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from sim2real.core.atomic import write_text_atomic
 from sim2real.core.camera import CameraIntrinsics
+from sim2real.core.strict import validate
+from sim2real.core.yaml_io import read_yaml_mapping
 from sim2real.sensors.profile import NoiseProfile
 from sim2real.sensors.scene import Scene
 
@@ -60,4 +62,5 @@ def write_render_config(
 
 
 def read_render_config(path: str | Path) -> RenderConfig:
-    return RenderConfig.model_validate(yaml.safe_load(Path(path).read_text()))
+    """A render's ``<out>.config.yaml`` read back (InputError naming the file and field)."""
+    return validate(RenderConfig, read_yaml_mapping(path, "render config"), path)

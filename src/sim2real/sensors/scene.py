@@ -14,13 +14,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
-import yaml
+from pydantic import Field
 
 from sim2real.core.errors import InputError
 from sim2real.core.mesh_io import Mesh, load_mesh
 from sim2real.core.pose import make_pose, parse_pose
+from sim2real.core.strict import StrictModel, validate
+from sim2real.core.yaml_io import read_yaml_mapping
 from sim2real.sensors.surface_returns import SurfaceReturns
 
 PLANE_SIZE_PER_DIAMETER = 20.0  # a table large enough to fill the view behind a part
@@ -105,6 +108,41 @@ def read_mesh_file(path: Path, unit: str) -> tuple[Mesh, SurfaceReturns | None]:
     return load_mesh(path, unit), None
 
 
+class SceneObjectSpec(StrictModel):
+    """One object of a scene YAML."""
+
+    mesh: str = Field(description="mesh file (or MODEL_DIR), relative to the scene file")
+    pose: str | list[float] | list[list[float]] = Field(
+        description="T_cam_part: inline numbers, a 4x4 list, or a pose file (relative)"
+    )
+    mesh_unit: Literal["auto", "m", "cm", "mm"] = Field("auto", description="the mesh's unit")
+    rpy_deg: bool = Field(False, description="6 numbers are x y z roll pitch yaw in degrees")
+
+
+class ScenePlaneSpec(StrictModel):
+    """A ground plane placed by hand."""
+
+    pose: str | list[float] | list[list[float]] = Field(description="T_cam_plane (z: its normal)")
+    size_m: float = Field(2.0, gt=0, description="side of the square plane [m]")
+
+
+class SceneFile(StrictModel):
+    """The whole scene YAML (see the module doc)."""
+
+    objects: list[SceneObjectSpec] = Field(min_length=1, description="the meshes and poses")
+    plane: bool | ScenePlaneSpec = Field(
+        False, description="true: a table under the first object; or a plane placed by hand"
+    )
+
+
+def _pose_text(value: str | list, folder: Path) -> str | Path:
+    if isinstance(value, list):
+        return " ".join(str(v) for row in value for v in (row if isinstance(row, list) else [row]))
+    if not value[:1].isdigit() and value[:1] not in "-." and (folder / value).is_file():
+        return folder / value
+    return value
+
+
 def load_scene_yaml(
     path: str | Path,
     read_part: Callable[[Path, str], tuple[Mesh, SurfaceReturns | None]] = read_mesh_file,
@@ -113,61 +151,21 @@ def load_scene_yaml(
     ``read_part(path, unit)`` reads each object's mesh and its tuned returns (the CLI passes
     one that also reads prepared MODEL_DIRs)."""
     path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text())
-    except OSError as exc:
-        raise InputError(path, None, f"cannot read scene file ({exc.strerror})") from exc
-    except yaml.YAMLError as exc:
-        raise InputError(path, None, f"not valid YAML ({exc})") from exc
-    if (
-        not isinstance(data, dict)
-        or not isinstance(data.get("objects"), list)
-        or not data["objects"]
-    ):
-        raise InputError(path, "objects", "expected a non-empty list of {mesh, pose}")
-    unknown = set(data) - {"objects", "plane"}
-    if unknown:
-        raise InputError(path, sorted(unknown)[0], "unknown field; expected objects, plane")
+    spec = validate(SceneFile, read_yaml_mapping(path, "scene file"), path)
     meshes, poses, returns = [], [], []
-    for i, item in enumerate(data["objects"]):
-        where = f"objects[{i}]"
-        if not isinstance(item, dict) or "mesh" not in item or "pose" not in item:
-            raise InputError(path, where, "each object needs 'mesh' and 'pose'")
-        extra = set(item) - {"mesh", "pose", "mesh_unit", "rpy_deg"}
-        if extra:
-            raise InputError(
-                path,
-                f"{where}.{sorted(extra)[0]}",
-                "unknown field; expected mesh, pose, mesh_unit, rpy_deg",
-            )
-        mesh_path = (path.parent / str(item["mesh"])).resolve()
-        mesh, tuned = read_part(mesh_path, item.get("mesh_unit", "auto"))
+    for i, item in enumerate(spec.objects):
+        mesh, tuned = read_part((path.parent / item.mesh).resolve(), item.mesh_unit)
         meshes.append(mesh)
         returns.append(tuned)
-        pose_value = item["pose"]
-        if isinstance(pose_value, list):
-            pose_value = " ".join(
-                str(v) for row in pose_value for v in (row if isinstance(row, list) else [row])
-            )
-        elif (
-            not any(c.isdigit() for c in str(pose_value)[:1])
-            and (path.parent / str(pose_value)).is_file()
-        ):
-            pose_value = path.parent / str(pose_value)
         try:
-            poses.append(parse_pose(str(pose_value), rpy_deg=bool(item.get("rpy_deg", False))))
+            poses.append(parse_pose(str(_pose_text(item.pose, path.parent)), rpy_deg=item.rpy_deg))
         except InputError as exc:
-            raise InputError(path, f"{where}.pose", exc.message) from exc
-    plane_spec = data.get("plane", False)
-    scene = make_scene(meshes, poses, plane=plane_spec is True, returns=returns)
-    if isinstance(plane_spec, dict):
+            raise InputError(path, f"objects.{i}.pose", exc.message) from None
+    scene = make_scene(meshes, poses, plane=spec.plane is True, returns=returns)
+    if isinstance(spec.plane, ScenePlaneSpec):
         try:
-            T = parse_pose(str(plane_spec["pose"]))
-            scene = Scene(
-                scene.objects, GroundPlane(T, float(plane_spec.get("size_m", 2.0))), scene.names
-            )
-        except (KeyError, ValueError, InputError) as exc:
-            raise InputError(
-                path, "plane.pose", f"needs a pose (and optional size_m): {exc}"
-            ) from exc
+            T = parse_pose(str(_pose_text(spec.plane.pose, path.parent)))
+        except InputError as exc:
+            raise InputError(path, "plane.pose", exc.message) from None
+        scene = Scene(scene.objects, GroundPlane(T, spec.plane.size_m), scene.names)
     return scene

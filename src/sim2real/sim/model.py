@@ -15,9 +15,9 @@ from pathlib import Path
 
 import mujoco
 import numpy as np
-import yaml
 
 from sim2real.core.errors import InputError
+from sim2real.core.yaml_io import read_yaml
 from sim2real.params.space import ParamSpace
 from sim2real.sim.extra import ExtraTerms
 from sim2real.sim.targets import Handle, resolve_target
@@ -150,7 +150,9 @@ def load_sim_model(path: str | Path, *, drive_joints: list[str] | None = None) -
 def apply_sidecar(sim: SimModel, path: Path) -> None:
     """Undo the MJCF approximations (``native`` targets back to their exact values) and set the
     exact extra terms recorded by ``sysid fit``."""
-    data = yaml.safe_load(path.read_text()) or {}
+    data = read_yaml(path, "sidecar") or {}
+    if not isinstance(data, dict):
+        raise InputError(path, None, "expected a mapping with native and extras")
     for target, value in (data.get("native") or {}).items():
         resolve_target(sim.model, target, str(path)).apply(sim.model, sim.extras, float(value))
     sim.extras = ExtraTerms.from_dict(data.get("extras") or {}, sim.dof_names)

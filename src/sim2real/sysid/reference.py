@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import yaml
 
+from sim2real.core.yaml_io import read_yaml_mapping
 from sim2real.params.space import Param, ParamSpace
 from sim2real.sim.builtin import BUILTINS
 from sim2real.sim.model import SimModel, load_sim_model
@@ -50,7 +50,7 @@ def pendulum_published() -> tuple[SimModel, ParamSpace, np.ndarray]:
 
 
 def double_pendulum_published(params_yml: Path) -> tuple[SimModel, ParamSpace, np.ndarray]:
-    p = yaml.safe_load(Path(params_yml).read_text())
+    p = read_yaml_mapping(params_yml, "model parameters")
     items = []
     for k, (link, joint) in enumerate((("link1", "shoulder"), ("link2", "elbow")), start=1):
         m, r, inertia = p[f"m{k}"], p[f"r{k}"], p[f"I{k}"]
