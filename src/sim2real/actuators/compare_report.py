@@ -47,6 +47,8 @@ def table_rows(rows) -> list[tuple[str, str]]:
             text += "" if r.logo.extrapolates else ", does not extrapolate"
         if r.holdout_mae_rad is not None:
             text += f"; hold-out {r.holdout_mae_rad:.4f} rad"
+        if r.at_bounds:
+            text += "; at bounds: " + ", ".join(n.split(" (")[0] for n in r.at_bounds)
         out.append((r.name, f"{text}; fit {r.fit_time_s:.1f} s"))
     return out
 
