@@ -21,9 +21,7 @@ BudgetOpt = Annotated[
 ]
 EvalsOpt = Annotated[int, typer.Option("--max-evals", help="CMA-ES evaluations per run.")]
 PopOpt = Annotated[int, typer.Option("--popsize", min=4, help="CMA-ES population.")]
-SeedOpt = Annotated[
-    int, typer.Option("--seed", min=0, help="CMA-ES (or network training) seed.")
-]
+SeedOpt = Annotated[int, typer.Option("--seed", min=0, help="CMA-ES (or network training) seed.")]
 RestartsOpt = Annotated[
     int,
     typer.Option(
