@@ -2,6 +2,8 @@
 them: depth from the project's renderer, colour as flat paint on the part's silhouette in the
 colour camera over a checkerboard, and the loss of thin features a stereo sensor shows."""
 
+import itertools
+
 import numpy as np
 import trimesh
 from scipy import ndimage
@@ -13,7 +15,7 @@ from sim2real.sensors.scene import Scene, SceneObject, make_scene
 
 def _tube(points, radius):
     parts = []
-    for a, b in zip(points[:-1], points[1:], strict=True):
+    for a, b in itertools.pairwise(points):
         parts.append(trimesh.creation.cylinder(radius=radius, segment=[a, b], sections=10))
         parts.append(trimesh.creation.icosphere(1, radius=radius).apply_translation(b))
     return parts

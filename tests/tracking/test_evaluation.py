@@ -83,9 +83,7 @@ def test_score_auroc_equals_the_share_of_correct_wrong_pairs_ranked_right():
     scores = np.round(rng.random(60), 1)  # rounded: many ties
     correct = rng.random(60) < 0.6
     pairs = [
-        1.0 if p > n else 0.5 if p == n else 0.0
-        for p in scores[correct]
-        for n in scores[~correct]
+        1.0 if p > n else 0.5 if p == n else 0.0 for p in scores[correct] for n in scores[~correct]
     ]
     assert score_auroc(scores.tolist(), correct.tolist()) == pytest.approx(np.mean(pairs))
     assert score_auroc([0.9, 0.1], [True, True]) is None  # no wrong pose to tell apart

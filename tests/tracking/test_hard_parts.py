@@ -50,7 +50,7 @@ def test_prepared_figurine_and_shiny_figurine_are_found_lost_and_found_again(tmp
         tracker = Tracker(part, CAM, TrackerConfig())
         tracker.initialize(T_a)
 
-        def frame(T, seed):
+        def frame(T, seed, finish=finish):
             depth = without_thin_features(
                 part.mesh, T, CAM, depth_of(part.mesh, T, CAM, D435.profile, seed)
             )
