@@ -31,8 +31,10 @@ format: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_depth.py
 	$(BIN)/python benchmarks/bench_calibrate.py
+	$(BIN)/python benchmarks/bench_calibration_gap.py
 	$(BIN)/python benchmarks/bench_tracking.py
 	$(BIN)/python benchmarks/bench_sequences.py
+	$(BIN)/python benchmarks/bench_m3t.py
 	$(BIN)/python benchmarks/bench_model.py
 	$(BIN)/python benchmarks/bench_rollout.py
 	$(BIN)/python benchmarks/bench_sysid.py
