@@ -102,7 +102,7 @@ class TrackerConfig(BaseModel):
         "colour does not vouch for the pose",
     )
     depth_sigma_m: float = Field(
-        0.003,
+        0.001,
         gt=0,
         description="in the fused step, the depth residual weighing as much as one standard "
         "deviation of an outline position [m]",

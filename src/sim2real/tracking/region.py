@@ -36,7 +36,7 @@ class RegionConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     scales_px: tuple[int, ...] = Field(
-        (6, 4, 2, 1, 1),
+        (6, 4, 2, 1),
         description="segment length of each correspondence update, coarse to fine [px]",
     )
     segments: int = Field(10, ge=4, le=40, description="segments along each line")
@@ -260,10 +260,11 @@ class RegionModality:
         spread = 1.4826 * float(np.median(np.abs(normalised))) if normalised.size else 1.0
         return Jw.T @ J, -Jw.T @ res, max(spread, 1.0)
 
-    def evidence(self, color: np.ndarray, lines: Lines) -> RegionEvidence:
-        """How well the outline at ``lines``' centres agrees with the colour image (finest
-        scale)."""
-        lines = self.correspond(color, lines, 1)
+    def evidence(self, color: np.ndarray, lines: Lines, scale: int | None = None) -> RegionEvidence:
+        """How well the outline at ``lines``' centres agrees with the colour image, at the
+        finest scale (``scale=1``: the lines already hold their scale-1 distributions)."""
+        if scale != 1:
+            lines = self.correspond(color, lines, 1)
         near = np.abs(lines.offsets) <= self.config.agree_px
         share = lines.probability[:, near].sum(axis=1)
         used = lines.valid

@@ -201,11 +201,15 @@ class Tracker:
             and h.separation() >= self.config.region.min_separation
         )
 
-    def color_score(self, depth: np.ndarray, T: np.ndarray) -> float | None:
-        """The colour image's agreement with the outline at ``T``, on the depth score's scale
-        (``color_agreement`` maps to ``track_score``); None with too few usable lines."""
-        lines = self.region.lines(self.views, T, depth, self.camera)
-        evidence = self.region.evidence(self._color, lines)
+    def color_score(self, depth: np.ndarray, T: np.ndarray, lines=None) -> float | None:
+        """The colour image's agreement with the outline at ``T`` (or of ``lines`` already
+        located at scale 1), on the depth score's scale (``color_agreement`` maps to
+        ``track_score``); None with too few usable lines."""
+        if lines is None:
+            lines = self.region.correspond(
+                self._color, self.region.lines(self.views, T, depth, self.camera), 1
+            )
+        evidence = self.region.evidence(self._color, lines, scale=1)
         if evidence.lines < max(8, 0.25 * evidence.total):
             return None  # mostly hidden or outside the image: colour cannot say
         cfg = self.config
