@@ -10,9 +10,9 @@ import pytest
 
 import sim2real.sim as sim_pkg
 from sim2real.actuators import ActuatorState, DCServoConfig, PDServoConfig
-from sim2real.actuators.friction import FRICTION_PARAMS, friction_budget, stribeck_coeff
 from sim2real.actuators.models import DelayLine
 from sim2real.actuators.params import SPECS
+from sim2real.sim.friction import FRICTION_PARAMS, friction_budget, stribeck_coeff
 
 DC = {"kt_Nm_A": 0.4, "R_ohm": 4.0, "error_gain_duty_rad": 0.003, "max_pwm": 1.0}
 DC |= {"max_current_A": 1.75}

@@ -24,10 +24,10 @@ from dataclasses import dataclass
 
 from sim2real.actuators.firmware import FirmwareLaw
 from sim2real.actuators.fit import evaluate, fit_actuator
-from sim2real.actuators.friction import FRICTION_PARAMS
 from sim2real.actuators.models import DCServoConfig, PDServoConfig
 from sim2real.actuators.servo_log import ServoLog
 from sim2real.core.errors import InputError
+from sim2real.sim.friction import FRICTION_PARAMS
 
 FRICTIONS = [k for k in FRICTION_PARAMS if k != "none"]
 PHYSICAL = ("pd", "dc", *FRICTIONS, *[f"{k}-droop" for k in FRICTIONS])

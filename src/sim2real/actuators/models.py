@@ -8,7 +8,7 @@ interface, ``torque(command, q, qd, state) -> tau``.
   (``c = kt_droop_per_A``: the torque constant's fall at high current, 0 = BAM's linear
   motor); the firmware's current limit
   keeps ``|d vin - kt qd| / R <= max_current``; a friction model of the BAM family
-  (:mod:`sim2real.actuators.friction`) is then spent against motion, never reversing it within
+  (:mod:`sim2real.sim.friction`) is then spent against motion, never reversing it within
   a step (BAM's algorithm 1).
 - ``torque``: a torque-controlled motor (current loop), the command in N m:
   ``tau_m = lag(clip(torque_gain * command, motor_tau_max))`` with a first-order lag of time
@@ -29,12 +29,12 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from sim2real.actuators.config_io import save_actuator as save_actuator  # re-exported
-from sim2real.actuators.friction import FRICTION_PARAMS, FrictionKind, friction_budget
 from sim2real.actuators.network import NetConfig  # learned network; imports nothing of here
 from sim2real.actuators.params import SPECS, param_space
 from sim2real.core.errors import InputError
 from sim2real.core.yaml_io import read_yaml, validation_error
 from sim2real.params.space import ParamSpace
+from sim2real.sim.friction import FRICTION_PARAMS, FrictionKind, friction_budget
 
 PD_PARAMS = ["kp_Nm_rad_per_fw", "kd_Nms_rad", "tau_max_Nm", "armature_kgm2", "delay_s"]
 TORQUE_PARAMS = [

@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from sim2real.actuators.friction import BAM_MODELS
 from sim2real.actuators.models import DCServoConfig
 from sim2real.core.errors import InputError
+from sim2real.sim.friction import BAM_MODELS
 
 RENAME = {
     "kt": "kt_Nm_A",

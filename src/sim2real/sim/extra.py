@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from sim2real.sim.friction import smooth_friction_torque
+
 PER_DOF_TERMS = (
     "coulomb_Nm",
     "viscous_Nm_s",
@@ -73,11 +75,12 @@ class ExtraTerms:
         )
 
     def friction_torque(self, qvel: np.ndarray) -> np.ndarray:
-        """(..., nv) joint velocities [rad/s] -> (..., nv) friction torque [N m]."""
-        sgn = (2.0 / np.pi) * np.arctan(qvel / self.smooth_vel_rad_s)
-        vst = np.maximum(self.stribeck_vel_rad_s, 1e-9)
-        strib = self.stribeck_Nm * np.exp(-((qvel / vst) ** 2)) * sgn
-        return -(self.coulomb_Nm * sgn + self.viscous_Nm_s * qvel + strib)
+        """(..., nv) joint velocities [rad/s] -> (..., nv) friction torque [N m]
+        (``sim.friction.smooth_friction_torque``)."""
+        return smooth_friction_torque(
+            qvel, self.coulomb_Nm, self.viscous_Nm_s, self.stribeck_Nm,
+            self.stribeck_vel_rad_s, self.smooth_vel_rad_s,
+        )  # fmt: skip
 
     def observe(
         self, qpos: np.ndarray, qvel: np.ndarray, rng: np.random.Generator | None

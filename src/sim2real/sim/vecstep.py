@@ -167,7 +167,9 @@ class BatchExtras:
 
     def friction_torque(self, qvel: np.ndarray) -> np.ndarray:
         """(N, nv) velocities -> (N, nv) friction torque, as ``ExtraTerms.friction_torque``."""
-        sgn = (2.0 / np.pi) * np.arctan(qvel / self.smooth_vel_rad_s[:, None])
-        vst = np.maximum(self.stribeck_vel_rad_s, 1e-9)
-        strib = self.stribeck_Nm * np.exp(-((qvel / vst) ** 2)) * sgn
-        return -(self.coulomb_Nm * sgn + self.viscous_Nm_s * qvel + strib)
+        from sim2real.sim.friction import smooth_friction_torque
+
+        return smooth_friction_torque(
+            qvel, self.coulomb_Nm, self.viscous_Nm_s, self.stribeck_Nm,
+            self.stribeck_vel_rad_s, self.smooth_vel_rad_s[:, None],
+        )  # fmt: skip

@@ -1,6 +1,13 @@
-"""The BAM friction family (Duclusaud et al., ICRA 2025, arXiv 2410.08650), M1 to M6.
+"""Joint friction, one family for the whole toolkit: the smooth torque law of the simulated
+joints (``smooth_friction_torque``: identification, the learning environments) and the BAM
+friction models M1 to M6 of the actuators (Duclusaud et al., ICRA 2025, arXiv 2410.08650),
+both built on the same Stribeck factor.
 
-Friction is a *budget* (N m, >= 0) that the actuator spends opposing motion (see
+Smooth law (a torque): ``tau_f = -(Fc sgn + Fv qd + Fs s(qd) sgn)``, ``sgn = (2/pi)
+atan(qd / v_s)`` a smooth sign (the published DFKI model's ``Fc atan(100 qd)`` is v_s = 0.01
+rad/s), ``s = stribeck_coeff(qd, v_st, 2)``.
+
+BAM models: friction is a *budget* (N m, >= 0) that the actuator spends opposing motion (see
 :func:`sim2real.actuators.models.apply_friction`):
 
 - M1 ``coulomb-viscous``: ``f = friction_base + friction_viscous |qd|``
@@ -114,3 +121,14 @@ def friction_budget(kind: str, p: dict, tau_m, tau_ext, qd):
             opposed = np.sign(tau_ext) != np.sign(tau_m)
             f = f + s * np.where(opposed, quad, 0.0)
     return f
+
+
+def smooth_friction_torque(
+    qvel, coulomb_Nm, viscous_Nm_s, stribeck_Nm, stribeck_vel_rad_s, smooth_vel_rad_s
+) -> np.ndarray:
+    """Friction torque [N m] of the smooth law at joint velocities ``qvel`` [rad/s]; every
+    argument broadcasts (per dof, per environment)."""
+    qvel = np.asarray(qvel, dtype=float)
+    sgn = (2.0 / np.pi) * np.arctan(qvel / smooth_vel_rad_s)
+    strib = stribeck_Nm * stribeck_coeff(qvel, np.maximum(stribeck_vel_rad_s, 1e-9), 2.0) * sgn
+    return -(coulomb_Nm * sgn + viscous_Nm_s * qvel + strib)
