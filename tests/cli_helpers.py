@@ -7,14 +7,23 @@ import subprocess
 import sys
 
 
-def run_cli(*args, cwd=None, timeout: float = 600) -> subprocess.CompletedProcess:
-    """``sim2real ARGS...`` in a fresh interpreter; stdout and stderr captured as text."""
+def run_cli(*args, cwd=None, timeout: float = 600, figure_log=None) -> subprocess.CompletedProcess:
+    """``sim2real ARGS...`` in a fresh interpreter; stdout and stderr captured as text.
+    ``figure_log``: the file its figures log what they draw to (``figures_drawn``)."""
+    import os
+
+    env = None
+    if figure_log is not None:
+        from sim2real.core.report import FIGURE_LOG_ENV
+
+        env = {**os.environ, FIGURE_LOG_ENV: str(figure_log)}
     return subprocess.run(
         [sys.executable, "-m", "sim2real.cli.main", *map(str, args)],
         capture_output=True,
         text=True,
         cwd=cwd,
         timeout=timeout,
+        env=env,
     )
 
 
@@ -29,3 +38,19 @@ def assert_one_line_error(proc, *needles, warnings_ok: bool = False) -> str:
     for needle in needles:
         assert needle in lines[0], lines[0]
     return lines[0]
+
+
+def figures_drawn(log) -> dict[str, dict]:
+    """What each saved figure drew, by file name (the last save of a name wins), from the log
+    that ``SIM2REAL_FIGURE_LOG`` pointed the commands at (``core.report.describe_figure``)."""
+    import json
+    from pathlib import Path
+
+    path = Path(log)
+    if not path.is_file():
+        return {}
+    out = {}
+    for line in path.read_text().splitlines():
+        record = json.loads(line)
+        out[record.pop("file")] = record
+    return out

@@ -19,3 +19,14 @@ def real_data() -> Path:
             "(default: ../shared/data beside the repository)"
         )
     return root / "real"
+
+
+@pytest.fixture
+def figure_log(tmp_path, monkeypatch):
+    """A file every figure saved in this test (by this process or a command it starts) logs
+    what it draws to; read it with ``cli_helpers.figures_drawn``."""
+    from sim2real.core.report import FIGURE_LOG_ENV
+
+    path = tmp_path / "figures.jsonl"
+    monkeypatch.setenv(FIGURE_LOG_ENV, str(path))
+    return path

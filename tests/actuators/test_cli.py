@@ -12,7 +12,7 @@ import sys
 import numpy as np
 import pytest
 import yaml
-from cli_helpers import assert_one_line_error, run_cli
+from cli_helpers import assert_one_line_error, figures_drawn, run_cli
 
 from sim2real.actuators.run import fit_command
 from sim2real.actuators.servo_log import read_servo_log
@@ -187,7 +187,7 @@ def test_help_imports_no_heavy_libraries():
     assert run_cli("actuator", "--help").returncode == 0
 
 
-def test_fit_and_replay_real(real_data, tmp_path):
+def test_fit_and_replay_real(real_data, tmp_path, figure_log):
     folder = real_data / "servo-bam-xl330" / "processed"
     logs = sorted(folder.glob("*.json"))
     a100, a400 = logs[0], logs[8]  # sin_sin at kp 100 and 400
@@ -202,13 +202,16 @@ def test_fit_and_replay_real(real_data, tmp_path):
     png = tmp_path / "pred.png"
     proc = run_cli("actuator", "replay", act, "--log", a400, "--out", pred, "--plot", png)
     assert proc.returncode == 0, proc.stderr
-    assert png.stat().st_size > 1000
     rows = list(csv.DictReader(pred.open()))
+    plot = figures_drawn(figure_log)["pred.png"]["axes"][0]
+    assert [line["label"] for line in plot["lines"]] == ["goal (command)", "measured", "predicted"]
+    assert all(line["n"] == len(rows) for line in plot["lines"])  # every sample of the log
+    assert plot["ylabel"] == "position [rad]" and "kp 400" in plot["title"]
     assert len(rows) == 1200
     assert {"time", "position_measured", "position_predicted", "goal_position"} <= set(rows[0])
 
 
-def test_compare_and_auto_choose_by_held_out_gain(real_data, tmp_path):
+def test_compare_and_auto_choose_by_held_out_gain(real_data, tmp_path, figure_log):
     """sin_sin at kp 100, 200 and 400; 400 held out: each model is judged by leave one gain
     out over kp 100 and 200, the choice made on that error, then fitted on both and judged
     on kp 400. ``fit --model auto`` makes the same choice."""
@@ -234,7 +237,11 @@ def test_compare_and_auto_choose_by_held_out_gain(real_data, tmp_path):
     best = "pd" if mean["pd"] <= 1.05 * mean[low] else low
     assert f"chosen: {best}" in proc.stdout
     assert (out / "pd.yaml").is_file() and (out / "coulomb-viscous.yaml").is_file()
-    assert (out / "actuator_2026-01-15_10h29m14.png").stat().st_size > 5000
+    positions, errors = figures_drawn(figure_log)["actuator_2026-01-15_10h29m14.png"]["axes"]
+    labels = [line["label"] for line in positions["lines"]]
+    assert labels[:2] == ["goal (command)", "measured"]
+    assert [label.split(" (")[0] for label in labels[2:]] == ["pd", "coulomb-viscous"]
+    assert errors["ylabel"] == "|error| [rad]" and len(errors["lines"]) == 2
     assert "Actuator models compared" in (out / "index.html").read_text()
     saved = yaml.safe_load((out / "pd.yaml").read_text())
     assert saved["fit"]["selection"]["chosen"] == best

@@ -4,7 +4,7 @@ import json
 
 import numpy as np
 import pytest
-from cli_helpers import assert_one_line_error, run_cli
+from cli_helpers import assert_one_line_error, figures_drawn, run_cli
 
 from sim2real.sensors.profile import load_profile
 
@@ -15,7 +15,7 @@ def one_line_error(proc, *needles):
     return assert_one_line_error(proc, *needles, warnings_ok=True)  # calibration may warn
 
 
-def test_calibrate_then_gap_on_the_pcl_frames(real_data, tmp_path):
+def test_calibrate_then_gap_on_the_pcl_frames(real_data, tmp_path, figure_log):
     grabber = real_data / "depth-pcl" / "grabber"
     camera = grabber / "frame_0_camera.xml"
     profile = tmp_path / "pcl.yaml"
@@ -33,15 +33,25 @@ def test_calibrate_then_gap_on_the_pcl_frames(real_data, tmp_path):
     assert calibrated.calibration["axial.a_m"].pixels > 10_000
     assert calibrated.validation.kind == "planes"
     assert calibrated.validation.metrics["noise_bins_counted"] >= 1
-    for image in (
-        "noise_curves.png",
-        "holdout_noise_curves.png",
-        "dropout_curves.png",
-        "residuals.png",
-        "frame_0_reference.png",
-        "index.html",
-    ):
-        assert (tmp_path / "report" / image).stat().st_size > 1000, image
+    assert (tmp_path / "report" / "index.html").is_file()
+    # what the report draws: real, calibrated and base noise per depth and incidence, for the
+    # fitted and for the held-out planes; the dropout curves; the reference of the frame
+    drawn = figures_drawn(figure_log)
+    for image in ("noise_curves.png", "holdout_noise_curves.png"):
+        depth_ax, angle_ax = drawn[image]["axes"]
+        assert depth_ax["xlabel"] == "depth [m]" and angle_ax["xlabel"] == "incidence angle [deg]"
+        labels = [line["label"] for line in depth_ax["lines"]]
+        assert labels[:2] == ["real", "calibrated"] and "kinect-v1" in labels[2], labels
+        assert len({line["n"] for line in depth_ax["lines"]}) == 1  # the same bins for all
+    fitted_bins = drawn["noise_curves.png"]["axes"][0]["lines"][0]["n"]
+    held_bins = drawn["holdout_noise_curves.png"]["axes"][0]["lines"][0]["n"]
+    assert fitted_bins >= 1 and held_bins >= 1
+    rates, edges = drawn["dropout_curves.png"]["axes"]
+    assert rates["xlabel"] == "incidence angle [deg]" and "distance" in edges["xlabel"]
+    assert [line["label"] for line in rates["lines"]] == ["real", "calibrated", "kinect-v1"]
+    assert all(line["ymin"] >= 0 and line["ymax"] <= 100 for line in rates["lines"])
+    assert drawn["frame_0_reference.png"]["axes"][0]["images"] == 1
+    assert drawn["residuals.png"]["axes"][0]["xlabel"] == "depth - reference [mm]"
     gap_json = tmp_path / "gap.json"
     proc = run_cli(
         "depth", "gap", "--frames", grabber / "frame_0_depth.tiff", grabber / "frame_1_depth.tiff",

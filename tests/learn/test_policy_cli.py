@@ -10,13 +10,13 @@ import json
 import numpy as np
 import pytest
 import yaml
-from cli_helpers import assert_one_line_error, run_cli
+from cli_helpers import assert_one_line_error, figures_drawn, run_cli
 
 ENV = "sim2real/PendulumSwingup-v0"
 pytestmark = pytest.mark.slow
 
 
-def test_train_resume_eval_export_distill(tmp_path):
+def test_train_resume_eval_export_distill(tmp_path, figure_log):
     settings = tmp_path / "small.yaml"
     settings.write_text(yaml.safe_dump({"num_envs": 8, "steps_per_env": 32, "checkpoint_every": 1}))
     run = tmp_path / "run"
@@ -40,7 +40,12 @@ def test_train_resume_eval_export_distill(tmp_path):
     doc = json.loads((report / "eval.json").read_text())
     assert [w["world"] for w in doc[str(run)]] == ["training conditions", "motor-lag"]
     assert all(w["episodes"] == 2 for w in doc[str(run)])
-    assert (report / "training_curves.png").stat().st_size > 5000
+    returns, success = figures_drawn(figure_log)["training_curves.png"]["axes"]
+    assert returns["ylabel"] == "mean episode return" and success["ylabel"] == "success [%]"
+    # one point per PPO iteration of the run: the three rows of metrics.csv
+    assert returns["lines"][0]["n"] == 3 and success["lines"][0]["n"] == 3
+    low, high = success["lines"][0]["ymin"], success["lines"][0]["ymax"]  # None: no episode ended
+    assert low is None or (low >= 0 and high <= 100)
 
     deploy = tmp_path / "deploy"
     proc = run_cli("policy", "export", run, "--out", deploy)

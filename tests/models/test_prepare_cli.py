@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 import trimesh
 import yaml
-from cli_helpers import assert_one_line_error, run_cli
+from cli_helpers import assert_one_line_error, figures_drawn, run_cli
 
 from sim2real.core.errors import InputError
 from sim2real.core.mesh_io import load_mesh
@@ -20,16 +20,24 @@ def step_model(tmp_path_factory):
     folder = tmp_path_factory.mktemp("prep")
     step = write_bracket_step(folder / "bracket.step", "mm")
     out = folder / "bracket_model"
-    proc = run_cli("model", "prepare", step, "--out", out, "--views", "200")
+    log = folder / "figures.jsonl"
+    proc = run_cli("model", "prepare", step, "--out", out, "--views", "200", figure_log=log)
     assert proc.returncode == 0, proc.stderr
-    return out, proc.stdout
+    return out, proc.stdout, figures_drawn(log)
 
 
 def test_prepare_step_writes_a_complete_model_dir(step_model):
-    out, stdout = step_model
+    out, stdout, drawn = step_model
     assert {"mesh.ply", "model.yaml", "viewpoints.npz", "report"} <= {p.name for p in out.iterdir()}
     assert (out / "report" / "index.html").is_file()
-    assert (out / "report" / "before_after.png").stat().st_size > 1000
+    # the report shows the input and the prepared mesh from the same three directions
+    panels = drawn["before_after.png"]["axes"]
+    assert [ax["title"] for ax in panels] == [
+        f"{which}, {view}"
+        for which in ("input mesh", "prepared")
+        for view in ("front-left-top", "right-top", "back-bottom")
+    ]
+    assert all(ax["images"] == 1 for ax in panels)
     model = load_prepared_model(out)
     c = model.config
     assert c.source.unit == "mm" and c.source.unit_from == "file" and c.source.kind == "cad"

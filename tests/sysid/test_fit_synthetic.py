@@ -5,6 +5,7 @@ import mujoco
 import numpy as np
 import pytest
 import yaml
+from cli_helpers import figures_drawn
 
 from sim2real.params.space import load_param_space
 from sim2real.sim.builtin import BUILTINS
@@ -37,7 +38,7 @@ def test_least_squares_recovers_the_linear_parameters(synth_csv):
     assert got["frictionloss_Nm"] < 0.01
 
 
-def test_fit_recovers_truth_and_writes_loadable_outputs(synth_fit, tmp_path):
+def test_fit_recovers_truth_and_writes_loadable_outputs(synth_fit, tmp_path, figure_log):
     result = synth_fit
     assert result.fit.converged and result.fit.unidentified == []
     v = dict(zip(result.space.names, result.fit.values, strict=True))
@@ -53,7 +54,17 @@ def test_fit_recovers_truth_and_writes_loadable_outputs(synth_fit, tmp_path):
     names = {p.name for p in paths}
     assert {"fitted.xml", "fitted.sidecar.yaml", "fitted.params.yaml", "dr.yaml",
             "fitted.config.yaml", "index.html"} <= names  # fmt: skip
-    assert (tmp_path / "report" / "overlay.png").stat().st_size > 1000
+    overlay = figures_drawn(figure_log)["overlay.png"]["axes"][0]
+    measured, simulated = overlay["lines"][0], overlay["lines"][1]
+    assert measured["label"] == "measured" and simulated["label"] == "simulated (fit)"
+    assert overlay["xlabel"] == "time [s]" and overlay["ylabel"] == "shoulder [rad]"
+    # simulated segments (one line each, the first labelled) start on the log and stay inside
+    # its range: the fitted model follows the measured swing
+    segments = [line for line in overlay["lines"][1:] if line["n"] > 1]
+    assert len(segments) >= 2
+    for seg in segments:
+        assert measured["ymin"] - 0.05 <= seg["ymin"] and seg["ymax"] <= measured["ymax"] + 0.05
+    assert max(seg["ymax"] - seg["ymin"] for seg in segments) > 0.5
     # plain MuJoCo loads the fitted model, with the identified values in its own fields
     m = mujoco.MjModel.from_xml_path(str(tmp_path / "fitted.xml"))
     assert m.body_mass[1] == pytest.approx(v["mass_kg"], rel=1e-5)

@@ -12,7 +12,8 @@ import numpy as np
 from sim2real.core.atomic import atomic_path, write_text_atomic
 
 
-def _pyplot():
+def pyplot():
+    """matplotlib.pyplot on the headless Agg backend (imported on first use: heavy)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -21,11 +22,54 @@ def _pyplot():
     return plt
 
 
+FIGURE_LOG_ENV = "SIM2REAL_FIGURE_LOG"
+"""When set to a file, every saved figure appends what it draws there (``describe_figure``, one
+JSON line): how tests check a picture's content rather than its file size."""
+
+
+def describe_figure(fig) -> dict:
+    """What a matplotlib figure draws: per axes its title, axis labels, and each line's label,
+    point count and y range, the number of images and of scatter / filled collections."""
+
+    def line(ln) -> dict:
+        y = np.asarray(ln.get_ydata(), dtype=float)
+        finite = y[np.isfinite(y)]
+        return {
+            "label": ln.get_label(),
+            "n": int(y.size),
+            "ymin": float(finite.min()) if finite.size else None,
+            "ymax": float(finite.max()) if finite.size else None,
+        }
+
+    axes = []
+    for ax in fig.axes:
+        if ax.get_label() == "<colorbar>":
+            continue
+        axes.append(
+            {
+                "title": ax.get_title(),
+                "xlabel": ax.get_xlabel(),
+                "ylabel": ax.get_ylabel(),
+                "lines": [line(ln) for ln in ax.get_lines()],
+                "images": len(ax.get_images()),
+                "collections": len(ax.collections),
+            }
+        )
+    return {"axes": axes}
+
+
 def save_figure(fig, path: str | Path, dpi: int = 110) -> None:
     """Write a matplotlib figure as PNG atomically (temporary file, then rename) and close it."""
-    plt = _pyplot()
+    import json
+    import os
+
+    plt = pyplot()
     with atomic_path(path) as tmp:
         fig.savefig(tmp, dpi=dpi, format="png")
+    log = os.environ.get(FIGURE_LOG_ENV)
+    if log:
+        with open(log, "a") as fh:
+            fh.write(json.dumps({"file": Path(path).name, **describe_figure(fig)}) + "\n")
     plt.close(fig)
 
 
@@ -52,7 +96,7 @@ def depth_panels_png(
 ) -> None:
     """Save (H, W) images side by side with one shared colour bar; 0 (no return) shows black.
     ``symmetric`` centres the colour scale on 0 (for signed differences), where 0 is a value."""
-    plt = _pyplot()
+    plt = pyplot()
     values = np.concatenate([p[p != 0].ravel() for p in panels.values()] or [np.zeros(1)])
     values = values[np.isfinite(values)]
     if symmetric:
