@@ -56,9 +56,9 @@ def table_rows(rows) -> list[tuple[str, str]]:
 def overlay_png(path: Path, log: ServoLog, rows) -> None:
     """Goal, measured and each model's predicted position against time, with the error
     below (torque-off time shaded)."""
-    from sim2real.core.report import _pyplot, save_figure
+    from sim2real.core.report import pyplot, save_figure
 
-    plt = _pyplot()
+    plt = pyplot()
     fig, (ax, ax_err) = plt.subplots(
         2, 1, figsize=(8.5, 4.8), sharex=True, gridspec_kw={"height_ratios": [2, 1]}
     )

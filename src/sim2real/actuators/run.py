@@ -155,9 +155,9 @@ def fit_command(
 
 def plot_replay(path: Path, log: ServoLog, pred: np.ndarray, title: str) -> None:
     """PNG of goal, measured and predicted positions against time (torque-off shaded)."""
-    from sim2real.core.report import _pyplot, save_figure
+    from sim2real.core.report import pyplot, save_figure
 
-    plt = _pyplot()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(8, 3.2))
     ax.plot(log.t_s, log.goal_rad, "k:", lw=1, label="goal (command)")
     ax.plot(log.t_s, log.q_rad, "C0", lw=1.5, label="measured")

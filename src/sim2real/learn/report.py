@@ -34,14 +34,14 @@ def markdown_table(results: dict[str, list[EvalResult]]) -> str:
 def curves_png(path: Path, runs: dict[str, Path]) -> bool:
     """Mean episode return and success rate against environment steps, one line per run
     with a ``metrics.csv`` (False when none has one)."""
-    from sim2real.core.report import _pyplot
+    from sim2real.core.report import pyplot
     from sim2real.learn.train import METRICS_FILE, read_metrics
 
     curves = {k: read_metrics(p) for k, p in runs.items() if (p / METRICS_FILE).is_file()}
     curves = {k: rows for k, rows in curves.items() if rows and "env_steps" in rows[0]}  # PPO
     if not curves:
         return False
-    plt = _pyplot()
+    plt = pyplot()
     fig, (ax_r, ax_s) = plt.subplots(1, 2, figsize=(11, 3.6))
     for k, (name, rows) in enumerate(curves.items()):
         steps = [r["env_steps"] / 1e6 for r in rows]

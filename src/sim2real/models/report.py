@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from sim2real.core.mesh_io import Mesh
-from sim2real.core.report import ReportSection, save_figure, write_html_report
+from sim2real.core.report import ReportSection, pyplot, save_figure, write_html_report
 from sim2real.models.viewpoints import view_basis
 
 VIEW_DIRECTIONS = {
@@ -17,15 +17,6 @@ VIEW_DIRECTIONS = {
     "right-top": np.array([0.75, -0.25, 0.6]),
     "back-bottom": np.array([0.3, 0.8, -0.5]),
 }
-
-
-def _pyplot():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
 
 
 def shaded_view(
@@ -66,7 +57,7 @@ def shaded_view(
 
 def before_after_png(path: Path, before: Mesh, after: Mesh, points: np.ndarray | None) -> None:
     """Rows: input (or scan points) and prepared mesh; columns: three view directions."""
-    plt = _pyplot()
+    plt = pyplot()
     v = after.vertices
     centre = (v.max(axis=0) + v.min(axis=0)) / 2
     radius = 0.55 * float(np.linalg.norm(v.max(axis=0) - v.min(axis=0)))
@@ -99,7 +90,7 @@ def before_after_png(path: Path, before: Mesh, after: Mesh, points: np.ndarray |
 def viewpoint_png(path: Path, result) -> None:
     """One view of the viewpoint model: its visible points (shaded by depth) and outline points
     with their outward directions, in that view's image plane."""
-    plt = _pyplot()
+    plt = pyplot()
     views = result.views
     k = views.nearest_direction(VIEW_DIRECTIONS["front-left-top"])
     d = views.directions[k]

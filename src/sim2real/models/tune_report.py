@@ -9,8 +9,8 @@ import numpy as np
 
 from sim2real.core.report import (
     ReportSection,
-    _pyplot,
     crop_around,
+    pyplot,
     save_figure,
     write_html_report,
 )
@@ -35,7 +35,7 @@ def _attribute_images(result, T: np.ndarray) -> tuple[np.ndarray, np.ndarray, np
 
 
 def tune_figures(result, folder: Path) -> list[str]:
-    plt = _pyplot()
+    plt = pyplot()
     T = result.tune.poses[0]
     behind = T.copy()  # the far side, unseen in the frames: low confidence expected
     behind[:3, :3] = T[:3, :3] @ np.diag([-1.0, 1.0, -1.0])

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sim2real.core.report import _pyplot, depth_panels_png, save_figure
+from sim2real.core.report import depth_panels_png, pyplot, save_figure
 from sim2real.sensors.reference_frame import ReferenceFrame
 from sim2real.sensors.statistics import (
     DEPTH_BIN_M,
@@ -29,7 +29,7 @@ def _series(real: PixelTables, sims: dict[str, PixelTables]):
 
 def reference_overlay_png(path: str | Path, ref: ReferenceFrame) -> None:
     """The real frame (grey) with its reference regions coloured and the scene's edges in red."""
-    plt = _pyplot()
+    plt = pyplot()
     depth = ref.depth_m
     valid = depth > 0
     lo, hi = np.percentile(depth[valid], [1, 99]) if valid.any() else (0, 1)
@@ -54,7 +54,7 @@ def reference_overlay_png(path: str | Path, ref: ReferenceFrame) -> None:
 
 def noise_curves_png(path: str | Path, real: PixelTables, sims: dict[str, PixelTables]) -> None:
     """Local noise spread against depth (left) and incidence angle (right), real and simulated."""
-    plt = _pyplot()
+    plt = pyplot()
     fig, (ax_z, ax_t) = plt.subplots(1, 2, figsize=(11, 4), constrained_layout=True)
     for table, style in _series(real, sims):
         by_z = noise_spread_by_bin(table)
@@ -92,7 +92,7 @@ def noise_curves_png(path: str | Path, real: PixelTables, sims: dict[str, PixelT
 
 def dropout_curves_png(path: str | Path, real: PixelTables, sims: dict[str, PixelTables]) -> None:
     """Valid rate against incidence angle (left), invalid rate against edge distance (right)."""
-    plt = _pyplot()
+    plt = pyplot()
     fig, (ax_t, ax_e) = plt.subplots(1, 2, figsize=(11, 4), constrained_layout=True)
     for table, style in _series(real, sims):
         rates = valid_rates(table)
@@ -118,7 +118,7 @@ def residual_histograms_png(
     path: str | Path, real: PixelTables, sims: dict[str, PixelTables]
 ) -> None:
     """Histograms of depth - reference (away from edges), real and simulated, overlaid."""
-    plt = _pyplot()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(7, 4), constrained_layout=True)
     lim = (
         float(np.percentile(np.abs(real.ref_residual_m), 99)) * 1e3

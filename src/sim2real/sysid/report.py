@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from sim2real.core.report import ReportSection, _pyplot, save_figure, write_html_report
+from sim2real.core.report import ReportSection, pyplot, save_figure, write_html_report
 from sim2real.sysid.evaluate import HorizonError
 
 if TYPE_CHECKING:
@@ -28,7 +28,7 @@ def overlay_png(
 ) -> None:
     """One panel per (log, joint): measured position (black), simulated segments (red) and the
     reference's (blue, dashed) over the first ``max_seconds`` of each log."""
-    plt = _pyplot()
+    plt = pyplot()
     joints = logs[0].joints
     n = len(logs) * len(joints)
     fig, axes = plt.subplots(n, 1, figsize=(12, 2.6 * n), squeeze=False, constrained_layout=True)
@@ -59,7 +59,7 @@ def overlay_png(
 
 
 def convergence_png(path: Path, history: list[float]) -> None:
-    plt = _pyplot()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(6, 3), constrained_layout=True)
     ax.semilogy(np.arange(len(history)), history)
     ax.set_xlabel("least-squares iteration")

@@ -27,9 +27,9 @@ def write_track_report(
 ) -> Path:
     """``folder/index.html``: score (and error, when ground truth is known) over time, status
     bands, and the model drawn on a few frames."""
-    from sim2real.core.report import ReportSection, _pyplot, save_figure, write_html_report
+    from sim2real.core.report import ReportSection, pyplot, save_figure, write_html_report
 
-    plt = _pyplot()
+    plt = pyplot()
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     frames = [r.frame for r in run.records]
