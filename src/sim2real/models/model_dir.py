@@ -11,15 +11,13 @@
 
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
 from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 from pydantic import Field
 
+from sim2real.core.atomic import atomic_folder
 from sim2real.core.errors import InputError
 from sim2real.core.strict import StrictModel, validate
 from sim2real.core.yaml_io import read_yaml_mapping
@@ -141,22 +139,6 @@ def write_model_dir(out: str | Path, writer, overwrite: bool = False) -> Path:
             raise InputError(out, "--out", "exists and is not a prepared model: choose another")
         if any(out.iterdir()) and not overwrite:
             raise InputError(out, "--out", "already holds a model: pass --overwrite")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    umask = os.umask(0)
-    os.umask(umask)
-    try:
+    with atomic_folder(out) as tmp:
         writer(tmp)
-        for p in [tmp, *tmp.rglob("*")]:  # mkdtemp / mkstemp make them private: ordinary modes
-            p.chmod((0o777 if p.is_dir() else 0o666) & ~umask)
-        if out.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old.", dir=out.parent))
-            os.replace(out, old / out.name)
-            os.replace(tmp, out)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return out
