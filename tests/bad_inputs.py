@@ -79,6 +79,16 @@ def good_inputs(root: Path) -> dict[str, Path]:
         f"{ti:.3f},{0.1 * np.sin(3 * ti):.5f},{0.3 * np.cos(3 * ti):.5f},0.0" for ti in t
     ]
     f["log"].write_text("\n".join(rows) + "\n")
+    f["servo"] = root / "servo.json"
+    entries = [
+        {"timestamp": 0.01 * k, "goal_position": 0.3 * np.sin(0.05 * k), "position": 0.0,
+         "speed": 0.0, "load": 0, "input_volts": 7.3, "temp": 30.0, "torque_enable": True}
+        for k in range(200)
+    ]  # fmt: skip
+    f["servo"].write_text(json.dumps(
+        {"mass": 0.49, "length": 0.1, "kp": 200, "vin": 7.4, "motor": "xl330",
+         "trajectory": "sin_sin", "dt": 0.005, "entries": entries}
+    ))  # fmt: skip
     f["afile"] = root / "afile.txt"
     f["afile"].write_text("a file where a folder is expected\n")
     f["adir"] = root / "adir.png"  # a folder named like an output file

@@ -14,7 +14,7 @@ import pytest
 import yaml
 from cli_helpers import assert_one_line_error, figures_drawn, run_cli
 
-from sim2real.actuators.run import fit_command
+from sim2real.actuators.run import fit_actuator
 from sim2real.actuators.servo_log import read_servo_log
 from sim2real.core.errors import InputError
 
@@ -170,11 +170,11 @@ def test_bad_model_bench_and_holdout(tmp_path):
     proc = run_cli("actuator", "fit", "--logs", path, "--model", "nope", "--out", out)
     assert_one_line_error(proc, "--model")
     with pytest.raises(InputError, match="--bench"):
-        fit_command([path], "x", "pd", out)
+        fit_actuator([path], "x", "pd")
     with pytest.raises(InputError, match="--holdout-kp: no log at kp 400"):
-        fit_command([path], "servo-bam-xl330", "pd", out, holdout_kp=400)
+        fit_actuator([path], "servo-bam-xl330", "pd", holdout_kp=400)
     with pytest.raises(InputError, match="none left"):
-        fit_command([path], "servo-bam-xl330", "pd", out, holdout_kp=200)
+        fit_actuator([path], "servo-bam-xl330", "pd", holdout_kp=200)
     assert not out.exists()
 
 

@@ -19,7 +19,7 @@ from sim2real.actuators.bench import mae, simulate
 from sim2real.actuators.inverse_dynamics import BENCH_MJCF, inverse_dynamics
 from sim2real.actuators.models import load_actuator, save_actuator
 from sim2real.actuators.network import NetConfig, export_network, make_mlp, train_network
-from sim2real.actuators.run import replay_command
+from sim2real.actuators.run import replay_actuator
 from sim2real.actuators.servo_log import ServoLog, read_servo_log
 from sim2real.core.errors import InputError
 
@@ -253,8 +253,9 @@ def test_cli_fit_and_replay_net(real_data, tmp_path):
     record = yaml.safe_load(act.read_text())["fit"]
     assert np.isfinite(record["train_mae_rad"]) and np.isfinite(record["holdout_mae_rad"])
     pred = tmp_path / "pred.csv"  # in-process: the replay verb is a thin shell over this
-    err = replay_command(act, a400, pred)
-    assert err == pytest.approx(record["holdout_mae_rad"])  # one hold-out log: the same MAE
+    replay = replay_actuator(act, a400)
+    replay.write_csv(pred)
+    assert replay.mae_rad == pytest.approx(record["holdout_mae_rad"])  # one hold-out log
     assert len(pred.read_text().splitlines()) == 1 + len(read_servo_log(a400).t_s)
 
 

@@ -952,6 +952,143 @@ CASES = [
         2,
         ["nosuch-map"],
     ),
+    # --- actuator --------------------------------------------------------------------------
+    (
+        "actuator fit: no time",
+        lambda f, s: [
+            "actuator",
+            "fit",
+            "--logs",
+            f["servo"],
+            "--model",
+            "pd",
+            "--time-budget",
+            "0",
+            "--out",
+            s / "a.yaml",
+        ],
+        2,
+        ["--time-budget"],
+    ),
+    (
+        "actuator fit: unknown model",
+        lambda f, s: [
+            "actuator",
+            "fit",
+            "--logs",
+            f["servo"],
+            "--model",
+            "m9",
+            "--out",
+            s / "a.yaml",
+        ],
+        2,
+        ["--model", "m9"],
+    ),
+    (
+        "actuator fit: log not JSON",
+        lambda f, s: [
+            "actuator",
+            "fit",
+            "--logs",
+            spoil(s / "l.json", "{not json"),
+            "--model",
+            "pd",
+            "--out",
+            s / "a.yaml",
+        ],
+        2,
+        ["l.json"],
+    ),
+    (
+        "actuator fit: log without samples",
+        lambda f, s: [
+            "actuator",
+            "fit",
+            "--logs",
+            spoil(s / "l.json", json.dumps({**json.loads(f["servo"].read_text()), "entries": []})),
+            "--model",
+            "pd",
+            "--out",
+            s / "a.yaml",
+        ],
+        2,
+        ["l.json", "entries"],
+    ),
+    (
+        "actuator fit: output under a file",
+        lambda f, s: [
+            "actuator",
+            "fit",
+            "--logs",
+            f["servo"],
+            "--model",
+            "pd",
+            "--out",
+            f["afile"] / "a.yaml",
+        ],
+        2,
+        ["--out"],
+    ),
+    (
+        "actuator replay: negative resistance",
+        lambda f, s: [
+            "actuator",
+            "replay",
+            spoil(s / "neg.yaml", "actuator:\n  kind: dc\n  params:\n    R_ohm: -2.0\n"),
+            "--log",
+            f["servo"],
+            "--out",
+            s / "p.csv",
+        ],
+        2,
+        ["neg.yaml", "R_ohm"],
+    ),
+    (
+        "actuator replay: plot under a file",
+        lambda f, s: [
+            "actuator",
+            "replay",
+            spoil(s / "ok.yaml", "actuator:\n  kind: pd\n"),
+            "--log",
+            f["servo"],
+            "--out",
+            s / "p.csv",
+            "--plot",
+            f["afile"] / "p.png",
+        ],
+        2,
+        ["--plot"],
+    ),
+    (
+        "actuator replay: model missing",
+        lambda f, s: [
+            "actuator",
+            "replay",
+            s / "none.yaml",
+            "--log",
+            f["servo"],
+            "--out",
+            s / "p.csv",
+        ],
+        2,
+        ["none.yaml"],
+    ),
+    (
+        "actuator compare: output under a file",
+        lambda f, s: [
+            "actuator",
+            "compare",
+            "--logs",
+            f["servo"],
+            "--models",
+            "pd",
+            "--out",
+            f["afile"] / "cmp",
+        ],
+        2,
+        ["--out"],
+    ),
     # --- policy ---------------------------------------------------------------------------
     (
         "policy train: unknown env",
@@ -1055,7 +1192,7 @@ def test_the_catalogue_covers_every_command_group_with_over_sixty_cases():
     groups = {case[0].split(":")[0].split()[0] for case in CASES}
     assert len(CASES) >= 60
     assert {"render", "calibrate", "gap", "synth", "run", "eval", "adapt", "prepare", "tune",
-            "sysid", "policy", "demo"} <= groups  # fmt: skip
+            "sysid", "actuator", "policy", "demo"} <= groups  # fmt: skip
 
 
 @pytest.mark.parametrize(("name", "argv", "code", "needles"), CASES, ids=[c[0] for c in CASES])

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
 from sim2real.actuators.config_io import save_actuator as save_actuator  # re-exported
 from sim2real.actuators.network import NetConfig  # learned network; imports nothing of here
@@ -85,6 +85,21 @@ class _Base(BaseModel):
     )
     defaults: ClassVar[dict[str, float]] = {}
     """Nominal values of this kind that differ from the table in ``actuators.params``."""
+
+    @model_validator(mode="after")
+    def _physical(self) -> _Base:
+        """A value no motor has (a negative resistance, friction or delay) is refused: every
+        parameter of a log scale is > 0, every other whose range starts at 0 is >= 0."""
+        for name, value in self.params.items():
+            spec = SPECS.get(name)
+            if spec is None:
+                continue
+            _, lower, _, scale, description = spec
+            if scale == "log" and value <= 0:
+                raise ValueError(f"params.{name} = {value}: a {description} must be > 0")
+            if scale != "log" and lower >= 0 and value < 0:
+                raise ValueError(f"params.{name} = {value}: a {description} must be >= 0")
+        return self
 
     def names(self) -> list[str]:
         raise NotImplementedError

@@ -42,7 +42,7 @@ from sim2real.actuators.servo_log import (
     read_servo_log,
     split_logs,
 )
-from sim2real.core.atomic import check_writable, write_text_atomic
+from sim2real.core.atomic import write_text_atomic
 from sim2real.core.errors import InputError
 
 BENCHES = ("servo-bam-xl330",)
@@ -60,6 +60,15 @@ class FitOutcome:
     selection: Selection | None
     validation: list[GainFold] | None
     law: FirmwareLaw
+    record: dict
+    """The ``fit`` record written with the model (what was fitted on what, and how well)."""
+
+    def write(self, out: Path) -> None:
+        """The fitted config with its ``fit`` record (a network's weights beside it)."""
+        if hasattr(self.fit, "trained"):
+            save_network(self.fit.trained, out, {"fit": self.record})
+        else:
+            save_actuator(self.fit.config, out, {"fit": self.record})
 
 
 def _record(outcome: FitOutcome, model: str, bench: str, train, hold, settings) -> dict:
@@ -94,11 +103,10 @@ def _record(outcome: FitOutcome, model: str, bench: str, train, hold, settings) 
     return record
 
 
-def fit_command(
+def fit_actuator(
     log_paths: list[Path],
     bench: str,
     model: str,
-    out: Path,
     holdout_kp: float | None = None,
     settings: FitSettings | None = None,
     candidates: list[str] | None = None,
@@ -107,17 +115,18 @@ def fit_command(
 ) -> FitOutcome:
     """Fit ``model`` (a name of :mod:`sim2real.actuators.catalog`, or ``auto``: the
     candidate with the lowest leave-one-gain-out error among those that extrapolate) on the
-    logs (those at ``holdout_kp`` held out), write ``out`` (the fitted config plus a ``fit``
-    record). ``validate``: also judge a named model by leave one gain out (the logs at two
-    gains or more; ``auto`` always does)."""
+    logs (those at ``holdout_kp`` held out); ``FitOutcome.write`` writes it. ``validate``:
+    also judge a named model by leave one gain out (the logs at two gains or more; ``auto``
+    always does)."""
     if bench not in BENCHES:
         raise InputError("--bench", None, f"expected one of {', '.join(BENCHES)}, got {bench!r}")
     candidates = list(candidates or AUTO_CANDIDATES)
     check_names(candidates, "--candidates")
     if model != "auto":
         check_names([model])
-    check_writable(out, "--out")
     settings = settings or FitSettings()
+    if not settings.time_budget_s > 0:
+        raise InputError(None, "--time-budget", f"must be > 0 s, got {settings.time_budget_s}")
     logs = read_logs(log_paths)
     check_steps(logs)
     train, hold = split_logs(logs, holdout_kp)
@@ -144,12 +153,9 @@ def fit_command(
         selection,
         validation,
         identify_firmware(train),
+        {},
     )
-    record = {"fit": _record(outcome, model, bench, train, hold, settings)}
-    if hasattr(fit, "trained"):
-        save_network(fit.trained, out, record)
-    else:
-        save_actuator(fit.config, out, record)
+    outcome.record = _record(outcome, model, bench, train, hold, settings)
     return outcome
 
 
@@ -171,22 +177,37 @@ def plot_replay(path: Path, log: ServoLog, pred: np.ndarray, title: str) -> None
     save_figure(fig, path, dpi=100)
 
 
-def replay_command(act_path: Path, log_path: Path, out: Path, plot: Path | None = None) -> float:
-    """Simulate the bench of ``log_path`` with the actuator of ``act_path``; write ``out``
-    (CSV: time, position_measured, position_predicted, goal_position, torque_enable) and
-    return the MAE [rad] over the torque-enabled samples."""
+@dataclass
+class Replay:
+    """The bench of a log simulated with an actuator model: ``predicted`` positions [rad] at
+    the log's samples and the MAE [rad] over its torque-enabled samples."""
+
+    log: ServoLog
+    predicted: np.ndarray
+    mae_rad: float
+
+    def write_csv(self, out: Path) -> None:
+        """time, position_measured, position_predicted, goal_position, torque_enable."""
+        log, buf = self.log, io.StringIO()
+        w = csv.writer(buf)
+        w.writerow(
+            ["time", "position_measured", "position_predicted", "goal_position", "torque_enable"]
+        )
+        rows = zip(
+            log.t_s, log.q_rad, self.predicted, log.goal_rad, log.enabled.astype(int), strict=True
+        )
+        for row in rows:
+            w.writerow([f"{row[0]:.6f}", f"{row[1]:.6f}", f"{row[2]:.6f}", f"{row[3]:.6f}", row[4]])
+        write_text_atomic(out, buf.getvalue())
+
+    def plot(self, path: Path) -> None:
+        title = f"{self.log.path.name} (kp {self.log.kp_fw:g}): MAE {self.mae_rad:.4f} rad"
+        plot_replay(path, self.log, self.predicted, title)
+
+
+def replay_actuator(act_path: Path, log_path: Path) -> Replay:
+    """Simulate the bench of ``log_path`` with the actuator of ``act_path``."""
     cfg = load_actuator(act_path)
     log = read_servo_log(log_path)
     pred = simulate(cfg, [log])[0, 0, : len(log.t_s)]
-    buf = io.StringIO()
-    w = csv.writer(buf)
-    w.writerow(
-        ["time", "position_measured", "position_predicted", "goal_position", "torque_enable"]
-    )
-    for row in zip(log.t_s, log.q_rad, pred, log.goal_rad, log.enabled.astype(int), strict=True):
-        w.writerow([f"{row[0]:.6f}", f"{row[1]:.6f}", f"{row[2]:.6f}", f"{row[3]:.6f}", row[4]])
-    err = float(np.abs(pred - log.q_rad)[log.enabled].mean())
-    write_text_atomic(out, buf.getvalue())
-    if plot is not None:
-        plot_replay(plot, log, pred, f"{log_path.name} (kp {log.kp_fw:g}): MAE {err:.4f} rad")
-    return err
+    return Replay(log, pred, float(np.abs(pred - log.q_rad)[log.enabled].mean()))

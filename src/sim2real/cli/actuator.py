@@ -87,12 +87,15 @@ def fit_cmd(
     """Fit MODEL to LOGS by simulating the bench (CMA-ES on the position MAE) and write OUT,
     with its error on gains it was not fitted to. A network is trained on inverse-dynamics
     torques, written beside OUT (.pt, .onnx), and judged by simulating the bench with it."""
-    from sim2real.actuators.run import fit_command
+    from sim2real.actuators.run import fit_actuator
+    from sim2real.core.atomic import check_writable
 
+    check_writable(out, "--out")
     settings = _settings(popsize, max_evals, restarts, time_budget_s, seed)
-    res = fit_command(
-        logs, bench, model, out, holdout_kp, settings, candidates, validate, progress=typer.echo
+    res = fit_actuator(
+        logs, bench, model, holdout_kp, settings, candidates, validate, progress=typer.echo
     )
+    res.write(out)
     if res.selection is not None:
         _print_selection(res.selection)
     typer.echo(res.law.summary())
@@ -129,10 +132,17 @@ def replay_cmd(
 ) -> None:
     """Simulate the bench of LOG with the actuator ACT; write OUT (time, position_measured,
     position_predicted, goal_position, torque_enable)."""
-    from sim2real.actuators.run import replay_command
+    from sim2real.actuators.run import replay_actuator
+    from sim2real.core.atomic import check_writable
 
-    err = replay_command(act, log, out, plot)
-    typer.echo(f"MAE {err:.4f} rad (torque-enabled samples)")
+    check_writable(out, "--out")
+    if plot is not None:
+        check_writable(plot, "--plot")
+    replay = replay_actuator(act, log)
+    if plot is not None:
+        replay.plot(plot)
+    replay.write_csv(out)
+    typer.echo(f"MAE {replay.mae_rad:.4f} rad (torque-enabled samples)")
     typer.echo(f"predicted: {out}")
     if plot is not None:
         typer.echo(f"plot: {plot}")

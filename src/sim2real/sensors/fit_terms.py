@@ -92,7 +92,7 @@ def fit_baseline(refs: list[ReferenceFrame]) -> Estimate:
         best, best_score = last, last_score
         for b in np.arange(last + 0.001, last + 0.0049, 0.001):
             sc = score(sign * b)
-            m = marginal(last_score, sc)
+            m = marginal(best_score, sc)  # what this 1 mm widening adds, not the sum since last
             if m is not None and m < MIN_SHADOW_PRECISION:
                 break
             best, best_score = float(b), sc
