@@ -123,7 +123,7 @@ class _Base(BaseModel):
 
 
 class PDServoConfig(_Base):
-    kind: Literal["pd"] = "pd"
+    kind: Literal["pd"] = Field("pd", description="pd: an ideal PD position servo")
 
     def names(self) -> list[str]:
         return list(PD_PARAMS)
@@ -133,8 +133,12 @@ class PDServoConfig(_Base):
 
 
 class DCServoConfig(_Base):
-    kind: Literal["dc"] = "dc"
-    friction: FrictionKind = "none"
+    kind: Literal["dc"] = Field(
+        "dc", description="dc: a DC-motor servo with the firmware's proportional duty law"
+    )
+    friction: FrictionKind = Field(
+        "none", description="the BAM friction model (none, coulomb-viscous ... quadratic)"
+    )
 
     def names(self) -> list[str]:
         return DC_PARAMS + FRICTION_PARAMS[self.friction]
@@ -149,8 +153,12 @@ class TorqueMotorConfig(_Base):
     BAM friction budget. Its armature defaults to the lower bound, 1e-5 kg m^2 (the joint's
     model already holds the rotor's inertia)."""
 
-    kind: Literal["torque"] = "torque"
-    friction: FrictionKind = "none"
+    kind: Literal["torque"] = Field(
+        "torque", description="torque: a torque-controlled motor (command in N m)"
+    )
+    friction: FrictionKind = Field(
+        "none", description="the BAM friction model (none, coulomb-viscous ... quadratic)"
+    )
     defaults: ClassVar[dict[str, float]] = {"armature_kgm2": SPECS["armature_kgm2"][1]}
 
     def names(self) -> list[str]:

@@ -47,12 +47,14 @@ class DistillConfig(BaseModel):
     beta_decay: float = Field(0.5, ge=0, le=1, description="beta multiplier per round")
     buffer_size: int = Field(400_000, ge=1, description="labelled states kept (newest)")
     epochs: int = Field(4, ge=1, description="passes over the buffer per round")
-    minibatch_size: int = Field(2048, ge=1)
-    learning_rate: float = Field(1e-3, gt=0)
+    minibatch_size: int = Field(2048, ge=1, description="labelled states per gradient step")
+    learning_rate: float = Field(1e-3, gt=0, description="Adam learning rate of the student")
     net: NetConfig | None = Field(None, description="student network (default: the teacher's)")
     eval_episodes: int = Field(64, ge=1, description="episodes to compare student and teacher")
-    seed: int = 0
-    torch_threads: int = Field(1, ge=1)
+    seed: int = Field(
+        0, description="seeds the environments, the student's weights and the sampling"
+    )
+    torch_threads: int = Field(1, ge=1, description="torch CPU threads (small networks: 1)")
 
 
 @dataclass

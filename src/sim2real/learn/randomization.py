@@ -51,14 +51,33 @@ class Term(BaseModel):
     """One randomization term (see the module docstring)."""
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
-    name: str = Field(..., min_length=1)
-    target: str = Field(..., min_length=1)
-    mode: Mode
-    distribution: Distribution = "uniform"
-    range: tuple[float, float]
-    operation: Operation = "absolute"
-    interval_s: tuple[float, float] | None = None
-    bounds: tuple[float, float] | None = None
+    name: str = Field(..., min_length=1, description="term name (in messages and logs)")
+    target: str = Field(
+        ...,
+        min_length=1,
+        description="what it writes: a parameter name or target, a glob pattern matching several",
+    )
+    mode: Mode = Field(
+        ...,
+        description="startup: once per environment; reset: at every episode start; interval: every interval_s",
+    )
+    distribution: Distribution = Field(
+        "uniform", description="uniform, log_uniform, normal or log_normal"
+    )
+    range: tuple[float, float] = Field(
+        ...,
+        description="uniform: [low, high]; normal: [mean, std]; log_normal: [median, std of ln]",
+    )
+    operation: Operation = Field(
+        "absolute",
+        description="absolute (the draw is the value), scale (times nominal) or add (plus nominal)",
+    )
+    interval_s: tuple[float, float] | None = Field(
+        None, description="interval mode: [shortest, longest] time between draws [s]"
+    )
+    bounds: tuple[float, float] | None = Field(
+        None, description="a draw outside [lower, upper] is redrawn"
+    )
 
     @model_validator(mode="after")
     def _consistent(self) -> Term:
@@ -118,12 +137,20 @@ class JointTerm(BaseModel):
     outside ``bounds`` are redrawn as a whole."""
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
-    name: str = "joint"
-    mode: Literal["startup", "reset"] = "reset"
-    targets: list[str] = Field(..., min_length=1)
-    log: list[bool]
-    bounds: list[tuple[float, float]]
-    prior: JointPrior
+    name: str = Field("joint", description="term name (in messages and logs)")
+    mode: Literal["startup", "reset"] = Field(
+        "reset", description="startup: once per environment; reset: at every episode start"
+    )
+    targets: list[str] = Field(
+        ..., min_length=1, description="environment parameters drawn together (names or targets)"
+    )
+    log: list[bool] = Field(..., description="per target: drawn in ln (log-scale parameters)")
+    bounds: list[tuple[float, float]] = Field(
+        ..., description="per target [lower, upper]: a draw outside is redrawn as a whole"
+    )
+    prior: JointPrior = Field(
+        ..., description="the multivariate normal (mean, covariance) in the drawn coordinates"
+    )
 
     @model_validator(mode="after")
     def _sizes(self) -> JointTerm:
@@ -142,8 +169,13 @@ class Randomization(BaseModel):
     """An ordered list of terms, then the joint draws."""
 
     model_config = ConfigDict(extra="forbid")
-    terms: list[Term] = Field(default_factory=list)
-    joint: list[JointTerm] = Field(default_factory=list)
+    terms: list[Term] = Field(
+        default_factory=list,
+        description="terms applied in order, each to the parameters it targets",
+    )
+    joint: list[JointTerm] = Field(
+        default_factory=list, description="groups of parameters drawn together from a covariance"
+    )
     _key: str = PrivateAttr("terms")
     """How errors name a term: ``terms`` (a DR file) or ``params`` (a ParamSpace file)."""
 

@@ -34,14 +34,27 @@ REALITY_DIR = Path(__file__).parent / "configs" / "realities"
 
 class Reality(BaseModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
-    name: str = ""
-    description: str = ""
-    model: str | None = None
-    params: dict[str, float] = Field(default_factory=dict)
-    actuator: dict[str, Any] | None = None
-    extra_delay_s: float = Field(0.0, ge=0.0, le=0.2)
-    randomization: dict[str, Any] | None = None
-    source: str = Field("", exclude=True)
+    name: str = Field("", description="the reality's name (its file's stem by default)")
+    description: str = Field("", description="what this world stands for, in words")
+    model: str | None = Field(
+        None, description="another built-in model name or MJCF path (default: the environment's)"
+    )
+    params: dict[str, float] = Field(
+        default_factory=dict,
+        description="absolute values by parameter name or target, on top of the model",
+    )
+    actuator: dict[str, Any] | None = Field(
+        None, description="an actuator model config driving the joint (kind, params)"
+    )
+    extra_delay_s: float = Field(
+        0.0, ge=0.0, le=0.2, description="action delay added to the environment's [s]"
+    )
+    randomization: dict[str, Any] | None = Field(
+        None, description="terms drawn per episode in this world (a randomization mapping)"
+    )
+    source: str = Field(
+        "", exclude=True, description="the file it was read from (not written back)"
+    )
 
 
 def shipped_realities() -> dict[str, Path]:

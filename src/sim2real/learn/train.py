@@ -95,8 +95,11 @@ class TrainConfig(BaseModel):
         "environment config: training aids such as wider start states (init_q_rad, "
         "init_qvel_rad_s), which evaluation drops",
     )
-    ppo: PPOConfig = Field(default_factory=PPOConfig)
-    net: NetConfig = Field(default_factory=NetConfig)
+    ppo: PPOConfig = Field(
+        default_factory=PPOConfig,
+        description="PPO's settings (clip, epochs, learning rate, entropy...)",
+    )
+    net: NetConfig = Field(default_factory=NetConfig, description="the actor-critic networks")
 
     @property
     def iterations(self) -> int:

@@ -38,7 +38,9 @@ class Prior(BaseModel):
     ``uniform`` (over the bounds). Sampling is truncated to the bounds."""
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
-    kind: Literal["normal", "lognormal", "uniform"] = "uniform"
+    kind: Literal["normal", "lognormal", "uniform"] = Field(
+        "uniform", description="normal, lognormal or uniform (over the bounds)"
+    )
     mean: float | None = Field(None, description="normal: mean; lognormal: median")
     std: float | None = Field(None, gt=0, description="normal: std; lognormal: std of log")
 
@@ -57,13 +59,25 @@ class Param(BaseModel):
     (lower == upper fixes the parameter)."""
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
-    name: str = Field(..., min_length=1)
-    target: str = Field(..., min_length=1)
-    nominal: float
-    bounds: tuple[float, float]
-    scale: Literal["linear", "log"] = "linear"
-    prior: Prior | None = None
-    description: str = ""
+    name: str = Field(..., min_length=1, description="the parameter's name, unique in its space")
+    target: str = Field(
+        ...,
+        min_length=1,
+        description="what it writes in the model (sim2real.sim.targets), e.g. joint.damping:shoulder",
+    )
+    nominal: float = Field(
+        ..., description="its value before any fit (the start of a fit), in the target's SI unit"
+    )
+    bounds: tuple[float, float] = Field(
+        ..., description="[lower, upper] in the target's unit; lower == upper fixes it"
+    )
+    scale: Literal["linear", "log"] = Field(
+        "linear", description="linear, or log (fitted and sampled in ln; bounds must be > 0)"
+    )
+    prior: Prior | None = Field(
+        None, description="belief on its value (sampling truncated to the bounds); None: uniform"
+    )
+    description: str = Field("", description="what the parameter is, in words")
 
     @model_validator(mode="after")
     def _consistent(self) -> Param:
@@ -133,8 +147,10 @@ class ParamSpace(BaseModel):
     ``joint``: optional parameters drawn together by :meth:`sample`."""
 
     model_config = ConfigDict(extra="forbid")
-    params: list[Param]
-    joint: JointPrior | None = None
+    params: list[Param] = Field(..., description="the parameters, in the order of value arrays")
+    joint: JointPrior | None = Field(
+        None, description="parameters drawn together (a fit's covariance) by sample()"
+    )
 
     @model_validator(mode="after")
     def _unique(self) -> ParamSpace:

@@ -27,12 +27,14 @@ class RenderConfig(BaseModel):
     """Everything a render depended on: camera, noise profile, seed, objects and plane."""
 
     model_config = ConfigDict(extra="forbid")
-    camera: CameraIntrinsics
+    camera: CameraIntrinsics = Field(..., description="the camera the frame was rendered with")
     noise: NoiseProfile | None = Field(None, description="None = ideal render")
-    seed: int = 0
-    objects: list[RenderedObject]
+    seed: int = Field(0, description="seed of the noise")
+    objects: list[RenderedObject] = Field(..., description="the meshes and their poses")
     plane_T_cam: list[list[float]] | None = Field(None, description="4x4 pose of the ground plane")
-    plane_size_m: float | None = None
+    plane_size_m: float | None = Field(
+        None, description="side of the ground plane [m] (None: no plane)"
+    )
 
 
 def render_config(

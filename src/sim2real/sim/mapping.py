@@ -35,8 +35,10 @@ class JointColumns(BaseModel):
     [rad/s or m/s] (differentiated from the position when absent)."""
 
     model_config = ConfigDict(extra="forbid")
-    position: str
-    velocity: str | None = None
+    position: str = Field(..., description="column of the joint's measured position")
+    velocity: str | None = Field(
+        None, description="column of its measured velocity (None: differentiated from the position)"
+    )
     sign: float = Field(1.0, description="multiply position and velocity by this (+1 or -1)")
 
 
@@ -45,9 +47,11 @@ class ActuatorColumn(BaseModel):
     a goal position for position servos), times ``scale``, times ``multiply_by``'s column."""
 
     model_config = ConfigDict(extra="forbid")
-    column: str
-    scale: float = 1.0
-    multiply_by: str | None = None
+    column: str = Field(..., description="the log column that drives the actuator's ctrl")
+    scale: float = Field(1.0, description="ctrl = column x scale (x multiply_by)")
+    multiply_by: str | None = Field(
+        None, description="another column the value is multiplied by (e.g. torque_enable)"
+    )
     despike: bool = Field(
         False,
         description="replace isolated spikes (Hampel filter: more than 4 robust sigmas from "
@@ -59,17 +63,23 @@ class LogMapping(BaseModel):
     """See the module docstring."""
 
     model_config = ConfigDict(extra="forbid")
-    time: str = "time"
-    time_scale_s: float = Field(1.0, gt=0)
-    records: str | None = None
-    joints: dict[str, JointColumns]
-    actuators: dict[str, ActuatorColumn] = Field(default_factory=dict)
+    time: str = Field("time", description="column of the timestamps")
+    time_scale_s: float = Field(
+        1.0, gt=0, description="seconds per time unit (0.001 for milliseconds)"
+    )
+    records: str | None = Field(
+        None, description="JSON only: the key of the per-sample records (or columns)"
+    )
+    joints: dict[str, JointColumns] = Field(..., description="measured signals per joint name")
+    actuators: dict[str, ActuatorColumn] = Field(
+        default_factory=dict, description="the column driving each actuator, by name"
+    )
     valid_if: str | None = Field(
         None,
         description="column that is non-zero where the samples may be simulated (e.g. a "
         "servo's torque_enable); segments skip the rest",
     )
-    position_unit: Literal["rad", "deg"] = "rad"
+    position_unit: Literal["rad", "deg"] = Field("rad", description="rad or deg (converted to rad)")
     time_order: Literal["sort", "strict"] = Field(
         "strict",
         description="strict: out-of-order or repeated times are an error; sort: sort the rows "
@@ -80,7 +90,9 @@ class LogMapping(BaseModel):
         description="rows with NaN or a non-number in a mapped column: an error naming the "
         "first, or dropped (reported)",
     )
-    command_resample: Literal["linear", "zoh"] = "linear"
+    command_resample: Literal["linear", "zoh"] = Field(
+        "linear", description="linear, or zoh (hold) when the commands are resampled"
+    )
     max_gap_s: float | None = Field(
         None, gt=0, description="longer sample intervals are gaps (default 5 x the median)"
     )

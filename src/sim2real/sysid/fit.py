@@ -41,7 +41,10 @@ class FitConfig(BaseModel):
     does not converge (reported)."""
 
     model_config = ConfigDict(extra="forbid")
-    objective: ObjectiveConfig = Field(default_factory=ObjectiveConfig)
+    objective: ObjectiveConfig = Field(
+        default_factory=ObjectiveConfig,
+        description="the multiple-shooting cost (segments, weights, state filter)",
+    )
     ls_init: bool = Field(True, description="also consider the linear least-squares start")
     starts: int = Field(
         0, ge=0, description="extra starting points drawn uniformly in the bounds (with the seed)"

@@ -22,7 +22,7 @@ class NetConfig(BaseModel):
     """A learned actuator network; see the module docstring for the function it computes."""
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
-    kind: Literal["net"] = "net"
+    kind: Literal["net"] = Field("net", description="net: a learned actuator network")
     weights: str = Field(..., min_length=1, description="TorchScript file, relative to the YAML")
     history: int = Field(3, ge=1, le=64, description="samples of (error, velocity) fed")
     dt_s: float = Field(..., gt=0, description="step the network was trained at [s]")

@@ -70,7 +70,9 @@ class PendubotSwingupConfig(PendulumSwingupConfig):
     """The single pendulum's config with pendubot defaults."""
 
     model: str = Field("double-pendulum-dfki", description="built-in name or MJCF path")
-    torque_limit_Nm: float = Field(6.0, gt=0)
+    torque_limit_Nm: float = Field(
+        6.0, gt=0, description="actions in [-1, 1] scale to this shoulder torque [N m]"
+    )
 
 
 class PendubotSwingupVec(SwingupVec):

@@ -74,25 +74,25 @@ class PolicyScales(BaseModel):
     """Scale of each term of the policy frame (value fed = raw * scale)."""
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
-    q: float = 1.0 / np.pi
-    cos_q: float = 1.0
-    sin_q: float = 1.0
-    qvel: float = 0.1
-    prev_action: float = 1.0
+    q: float = Field(1.0 / np.pi, description="joint angle [rad] (wrapped to +-pi)")
+    cos_q: float = Field(1.0, description="cosine of the angle")
+    sin_q: float = Field(1.0, description="sine of the angle")
+    qvel: float = Field(0.1, description="joint velocity [rad/s]")
+    prev_action: float = Field(1.0, description="the previous action, in [-1, 1]")
 
 
 class RewardWeights(BaseModel):
     """Weights of the reward terms (see the module docstring)."""
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
-    upright: float = 1.0
-    angle: float = 0.0
+    upright: float = Field(1.0, description="height of the tip, 0 hanging to 1 upright")
+    angle: float = Field(0.0, description="quadratic angle score 1 - (e / pi)^2")
     """Quadratic angle score ``1 - (e / pi)^2`` (1 upright, 0 hanging): unlike the height term
     it keeps a holding-sideways pendulum far below the upright one."""
-    velocity: float = 0.01
-    action: float = 0.01
-    bonus: float = 1.0
-    energy: float = 0.0
+    velocity: float = Field(0.01, description="penalty on the squared joint velocity")
+    action: float = Field(0.01, description="penalty on the squared action")
+    bonus: float = Field(1.0, description="reward per step held upright within the success band")
+    energy: float = Field(0.0, description="energy shaping towards the energy that reaches upright")
     """Energy shaping (single pendulum): ``max(0, 1 - |E - E_top| / E_top)`` with ``E = J qd^2
     / 2 + m g l (1 - cos q)`` of each environment's own (randomized) model: 0 hanging, 1 at the
     energy that reaches upright; unlike height it grows with every pump, so reversing the push
@@ -110,12 +110,22 @@ class PendulumSwingupConfig(BaseModel):
     )
     actuator: dict[str, Any] | None = Field(None, description="actuator model config")
     extra_delay_s: float = Field(0.0, ge=0, le=0.2, description="added action delay [s]")
-    torque_limit_Nm: float = Field(1.0, gt=0)
-    control_dt: float = Field(0.01, gt=0)
-    episode_s: float = Field(10.0, gt=0)
-    success_band_rad: float = Field(0.2, gt=0)
-    success_hold_s: float = Field(2.0, gt=0)
-    history: int = Field(3, ge=1, le=32)
+    torque_limit_Nm: float = Field(
+        1.0, gt=0, description="actions in [-1, 1] scale to this motor torque [N m]"
+    )
+    control_dt: float = Field(
+        0.01, gt=0, description="policy step [s] (MuJoCo substeps in between)"
+    )
+    episode_s: float = Field(10.0, gt=0, description="time limit of an episode [s]")
+    success_band_rad: float = Field(
+        0.2, gt=0, description="upright within this of the top counts as up [rad]"
+    )
+    success_hold_s: float = Field(
+        2.0, gt=0, description="an episode succeeds after this long up without interruption [s]"
+    )
+    history: int = Field(
+        3, ge=1, le=32, description="past observation frames stacked in the policy's input"
+    )
     init_q_rad: float = Field(0.05, ge=0, description="initial angle uniform in +-this")
     init_qvel_rad_s: float = Field(0.05, ge=0, description="initial speed uniform in +-this")
     push_duration_s: float = Field(0.1, gt=0, description="how long a push torque acts")
@@ -124,8 +134,13 @@ class PendulumSwingupConfig(BaseModel):
         description="training aid: each environment's first episode starts at a random step "
         "of the time limit, so every rollout sees all phases of an episode",
     )
-    scales: PolicyScales = Field(default_factory=PolicyScales)
-    reward: RewardWeights = Field(default_factory=RewardWeights)
+    scales: PolicyScales = Field(
+        default_factory=PolicyScales,
+        description="scale of each observation term (value fed = raw x scale)",
+    )
+    reward: RewardWeights = Field(
+        default_factory=RewardWeights, description="weights of the reward terms"
+    )
     nthread: int = Field(0, ge=0, description="rollout threads (0: the calling thread)")
 
 
