@@ -69,7 +69,7 @@ def test_dr_ranges_follow_the_uncertainty():
     assert dr.params[1].bounds == pytest.approx((0.78, 1.05))  # clipped to the spec's bounds
     assert dr.params[2].bounds == pytest.approx((2 * np.exp(-4 * 0.23026), 2 * np.exp(4 * 0.23026)), rel=1e-3)  # fmt: skip
     assert dr.params[0].prior.std == pytest.approx(0.25)
-    assert dr.params[2].prior.kind == "lognormal"
+    assert dr.params[2].prior.kind == "log_normal"
     assert dr.params[2].prior.std == pytest.approx(0.05 * np.log(100))
     j = dr.joint
     assert j.names == ["a", "b", "m"] and j.mean == pytest.approx([2.0, 1.0, np.log(2.0)])

@@ -32,7 +32,8 @@ from sim2real.actuators.config_io import save_actuator as save_actuator  # re-ex
 from sim2real.actuators.network import NetConfig  # learned network; imports nothing of here
 from sim2real.actuators.params import SPECS, param_space
 from sim2real.core.errors import InputError
-from sim2real.core.yaml_io import read_yaml, validation_error
+from sim2real.core.strict import validation_error
+from sim2real.core.yaml_io import read_yaml
 from sim2real.params.space import ParamSpace
 from sim2real.sim.friction import FRICTION_PARAMS, FrictionKind, friction_budget
 
@@ -73,6 +74,7 @@ class ActuatorState:
 
 
 class _Base(BaseModel):
+    # not a StrictModel: its every-field validator may not touch the union's discriminator
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     params: dict[str, float] = Field(default_factory=dict, description="values by name")
     free: list[str] = Field(

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
+
+from sim2real.core.strict import StrictModel
 
 
-class CameraIntrinsics(BaseModel):
+class CameraIntrinsics(StrictModel):
     """Pinhole intrinsics of a depth camera. Pixel (u, v) back-projects along
     ((u - cx) / fx, (v - cy) / fy, 1) in the camera frame (x right, y down, z forward)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(frozen=True)
 
     fx: float = Field(gt=0, allow_inf_nan=False, description="focal length along x [px]")
     fy: float = Field(gt=0, allow_inf_nan=False, description="focal length along y [px]")

@@ -19,7 +19,6 @@ from typing import Any, Literal
 
 import numpy as np
 from pydantic import (
-    BaseModel,
     ConfigDict,
     Field,
     ValidationError,
@@ -31,7 +30,7 @@ from pydantic import (
 from sim2real.core.atomic import write_text_atomic
 from sim2real.core.errors import InputError
 from sim2real.core.pose import check_rigid
-from sim2real.core.yaml_io import validation_error
+from sim2real.core.strict import StrictModel, validation_error
 
 Status = Literal["tracking", "lost", "recovered"]
 STATUSES: tuple[str, ...] = ("tracking", "lost", "recovered")
@@ -47,10 +46,10 @@ def _number_or_none(value: Any) -> Any:
     return value
 
 
-class PoseRecord(BaseModel):
+class PoseRecord(StrictModel):
     """One frame of a track (see the module doc)."""
 
-    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True, frozen=True)
+    model_config = ConfigDict(arbitrary_types_allowed=True, frozen=True)
 
     frame: int = Field(ge=0, strict=True, description="frame id (>= 0)")
     status: Status = Field(description="tracking, recovered or lost")

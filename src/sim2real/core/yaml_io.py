@@ -8,7 +8,6 @@ from typing import Any
 import yaml
 
 from sim2real.core.errors import InputError
-from sim2real.core.strict import validation_error  # noqa: F401 (the one translation, re-exported)
 
 
 def read_yaml(path: str | Path, what: str = "file") -> Any:

@@ -25,20 +25,20 @@ from typing import Any
 import numpy as np
 import torch
 import yaml
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from sim2real.core.atomic import write_text_atomic
 from sim2real.core.errors import InputError
+from sim2real.core.strict import StrictModel
 from sim2real.learn.policy import Policy, PolicyMeta, load_policy, save_policy
 from sim2real.learn.ppo import Actor, NetConfig
 from sim2real.learn.train import EnvFactory, close_env, default_make_env, progress_bar
 from sim2real.learn.vec import ObsRoles, VecEnv, concat_obs
 
 
-class DistillConfig(BaseModel):
+class DistillConfig(StrictModel):
     """Settings of one DAgger distillation."""
 
-    model_config = ConfigDict(extra="forbid")
     student_actor: tuple[str, ...] = Field(("policy",), description="groups the student reads")
     num_envs: int = Field(64, ge=1, description="environments stepped together")
     rounds: int = Field(20, ge=1, description="collect-then-train rounds")

@@ -19,17 +19,18 @@ import math
 from typing import Literal
 
 import torch
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 from torch import nn
+
+from sim2real.core.strict import StrictModel
 
 Activation = Literal["elu", "tanh", "relu"]
 _ACTIVATIONS: dict[str, type[nn.Module]] = {"elu": nn.ELU, "tanh": nn.Tanh, "relu": nn.ReLU}
 
 
-class PPOConfig(BaseModel):
+class PPOConfig(StrictModel):
     """Hyperparameters of one PPO update (rsl_rl's defaults where they apply)."""
 
-    model_config = ConfigDict(extra="forbid")
     gamma: float = Field(0.99, gt=0, le=1, description="discount per control step")
     lam: float = Field(0.95, ge=0, le=1, description="GAE lambda")
     clip_ratio: float = Field(0.2, gt=0, description="PPO clipping of the probability ratio")
@@ -58,10 +59,9 @@ class PPOConfig(BaseModel):
     )
 
 
-class NetConfig(BaseModel):
+class NetConfig(StrictModel):
     """Sizes of the actor and critic networks."""
 
-    model_config = ConfigDict(extra="forbid")
     actor_hidden: list[int] = Field([64, 64], description="hidden layer widths of the actor")
     critic_hidden: list[int] = Field([128, 128], description="hidden layer widths of the critic")
     activation: Activation = Field("elu", description="hidden activation")

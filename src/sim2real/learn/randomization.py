@@ -34,11 +34,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
+from pydantic import Field, PrivateAttr, ValidationError, model_validator
 
 from sim2real.core.errors import InputError
+from sim2real.core.strict import StrictModel
 from sim2real.core.yaml_io import read_yaml
 from sim2real.params.space import JointPrior, ParamSpace
+from sim2real.params.truncated import draw_truncated
 
 CONFIG_DIR = Path(__file__).parent / "configs"
 
@@ -47,10 +49,9 @@ Distribution = Literal["uniform", "log_uniform", "normal", "log_normal"]
 Operation = Literal["scale", "add", "absolute"]
 
 
-class Term(BaseModel):
+class Term(StrictModel):
     """One randomization term (see the module docstring)."""
 
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     name: str = Field(..., min_length=1, description="term name (in messages and logs)")
     target: str = Field(
         ...,
@@ -101,16 +102,9 @@ class Term(BaseModel):
 
     def draw(self, size: int, rng: np.random.Generator) -> np.ndarray:
         """(size,) draws of the distribution (truncated to ``bounds`` by redrawing)."""
-        out = self._raw(size, rng)
         if self.bounds is None:
-            return out
-        lo, hi = self.bounds
-        for _ in range(100):
-            bad = np.flatnonzero((out < lo) | (out > hi))
-            if bad.size == 0:
-                return out
-            out[bad] = self._raw(bad.size, rng)
-        return np.clip(out, lo, hi)
+            return self._raw(size, rng)
+        return draw_truncated(lambda m: self._raw(m, rng), size, *self.bounds)
 
     def _raw(self, size: int, rng: np.random.Generator) -> np.ndarray:
         a, b = self.range
@@ -130,13 +124,12 @@ class Term(BaseModel):
         return draw
 
 
-class JointTerm(BaseModel):
+class JointTerm(StrictModel):
     """Parameters drawn together, absolute values from a multivariate normal (a sysid
     ``dr.yaml``'s ``joint``): ``targets`` name one environment parameter each (name or
     target), ``log`` says which are drawn in ln (the prior's scale coordinates), draws
     outside ``bounds`` are redrawn as a whole."""
 
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     name: str = Field("joint", description="term name (in messages and logs)")
     mode: Literal["startup", "reset"] = Field(
         "reset", description="startup: once per environment; reset: at every episode start"
@@ -165,10 +158,9 @@ class JointTerm(BaseModel):
         return self.prior.draw(size, rng, np.array(self.log), lo, hi)
 
 
-class Randomization(BaseModel):
+class Randomization(StrictModel):
     """An ordered list of terms, then the joint draws."""
 
-    model_config = ConfigDict(extra="forbid")
     terms: list[Term] = Field(
         default_factory=list,
         description="terms applied in order, each to the parameters it targets",
@@ -230,7 +222,7 @@ def from_param_space(space: ParamSpace) -> Randomization:
         prior = p.prior
         if prior is not None and prior.kind == "normal":
             dist, rng_ = "normal", (prior.mean, prior.std)
-        elif prior is not None and prior.kind == "lognormal":
+        elif prior is not None and prior.kind == "log_normal":
             dist, rng_ = "log_normal", (prior.mean, prior.std)
         else:
             dist, rng_ = ("log_uniform" if p.scale == "log" else "uniform"), (lo, hi)

@@ -24,16 +24,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from sim2real.core.errors import InputError
-from sim2real.core.yaml_io import read_yaml, validation_error
+from sim2real.core.strict import StrictModel, validation_error
+from sim2real.core.yaml_io import read_yaml
 
 REALITY_DIR = Path(__file__).parent / "configs" / "realities"
 
 
-class Reality(BaseModel):
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+class Reality(StrictModel):
     name: str = Field("", description="the reality's name (its file's stem by default)")
     description: str = Field("", description="what this world stands for, in words")
     model: str | None = Field(

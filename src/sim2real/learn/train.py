@@ -28,10 +28,11 @@ from typing import Any
 import numpy as np
 import torch
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from sim2real.core.atomic import atomic_path, write_text_atomic
 from sim2real.core.errors import InputError
+from sim2real.core.strict import StrictModel
 from sim2real.learn.policy import PolicyMeta, save_policy
 from sim2real.learn.ppo import (
     PPO,
@@ -68,10 +69,9 @@ TIMING_COLUMNS = ("wall_s", "steps_per_s", "collect_s", "learn_s")
 EnvFactory = Callable[..., VecEnv]  # (env_id, num_envs, *, seed, dr, config) -> VecEnv
 
 
-class TrainConfig(BaseModel):
+class TrainConfig(StrictModel):
     """Settings of one PPO training run."""
 
-    model_config = ConfigDict(extra="forbid")
     total_env_steps: int = Field(2_000_000, ge=1, description="environment steps in all")
     num_envs: int = Field(64, ge=1, description="environments stepped together")
     steps_per_env: int = Field(64, ge=1, description="rollout length per iteration")

@@ -9,10 +9,11 @@ from pathlib import Path
 from typing import Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from sim2real.core.errors import InputError
 from sim2real.core.mesh_io import Mesh
+from sim2real.core.strict import StrictModel
 from sim2real.models.clean import CleanedMesh, clean_mesh, face_areas, is_watertight
 from sim2real.models.importers import RawInput, load_input
 from sim2real.models.model_dir import (
@@ -30,10 +31,9 @@ from sim2real.models.symmetry_detect import DetectedSymmetry, detect_symmetry, s
 from sim2real.models.viewpoints import ViewpointModel, build_viewpoints, save_viewpoints
 
 
-class PrepareConfig(BaseModel):
+class PrepareConfig(StrictModel):
     """How ``sim2real model prepare`` turns an input into a model."""
 
-    model_config = ConfigDict(extra="forbid")
     unit: Literal["auto", "m", "cm", "mm"] = Field(
         "auto", description="unit of the input's numbers; auto = declared by the file or by size"
     )

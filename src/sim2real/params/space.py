@@ -24,41 +24,54 @@ from typing import Any, Literal
 
 import numpy as np
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
 from sim2real.core.atomic import write_text_atomic
 from sim2real.core.errors import InputError
-from sim2real.core.strict import validation_error
+from sim2real.core.strict import StrictModel, validation_error
 from sim2real.core.yaml_io import read_yaml
+from sim2real.params.truncated import draw_truncated
 
 
-class Prior(BaseModel):
+class Prior(StrictModel):
     """Prior belief on a parameter: ``normal`` (mean, std in the parameter's unit),
-    ``lognormal`` (mean = median in the parameter's unit, std of its natural log) or
-    ``uniform`` (over the bounds). Sampling is truncated to the bounds."""
+    ``log_normal`` (mean = median in the parameter's unit, std of its natural log) or
+    ``uniform`` (over the bounds). Sampling is truncated to the bounds. The spelling is the
+    randomization terms' (``lognormal``, written by earlier versions, is read as well)."""
 
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
-    kind: Literal["normal", "lognormal", "uniform"] = Field(
-        "uniform", description="normal, lognormal or uniform (over the bounds)"
+    kind: Literal["normal", "log_normal", "uniform"] = Field(
+        "uniform", description="normal, log_normal or uniform (over the bounds)"
     )
-    mean: float | None = Field(None, description="normal: mean; lognormal: median")
-    std: float | None = Field(None, gt=0, description="normal: std; lognormal: std of log")
+    mean: float | None = Field(None, description="normal: mean; log_normal: median")
+    std: float | None = Field(None, gt=0, description="normal: std; log_normal: std of log")
+
+    @field_validator("kind", mode="before")
+    @classmethod
+    def _old_spelling(cls, value: Any) -> Any:
+        return "log_normal" if value == "lognormal" else value
 
     @model_validator(mode="after")
     def _complete(self) -> Prior:
         if self.kind != "uniform" and (self.mean is None or self.std is None):
             raise ValueError(f"a {self.kind} prior needs mean and std")
-        if self.kind == "lognormal" and self.mean is not None and self.mean <= 0:
-            raise ValueError("a lognormal prior needs mean (the median) > 0")
+        if self.kind == "log_normal" and self.mean is not None and self.mean <= 0:
+            raise ValueError("a log_normal prior needs mean (the median) > 0")
         return self
 
+    def draw(self, size: int, rng: np.random.Generator, bounds: tuple[float, float]) -> np.ndarray:
+        """(size,) draws truncated to ``bounds`` (normal or log_normal kinds)."""
+        assert self.mean is not None and self.std is not None
+        mean, std = self.mean, self.std
+        if self.kind == "normal":
+            return draw_truncated(lambda m: rng.normal(mean, std, m), size, *bounds)
+        return draw_truncated(lambda m: mean * np.exp(rng.normal(0.0, std, m)), size, *bounds)
 
-class Param(BaseModel):
+
+class Param(StrictModel):
     """One named scalar. ``target`` says what it writes, e.g. ``"joint.damping:shoulder"``
     (see :mod:`sim2real.sim.targets`); ``bounds`` is [lower, upper] in the target's SI unit
     (lower == upper fixes the parameter)."""
 
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     name: str = Field(..., min_length=1, description="the parameter's name, unique in its space")
     target: str = Field(
         ...,
@@ -95,14 +108,13 @@ class Param(BaseModel):
         return self.bounds[0] < self.bounds[1]
 
 
-class JointPrior(BaseModel):
+class JointPrior(StrictModel):
     """A multivariate normal over several parameters, drawn together (e.g. the covariance of
     a fit, so that parameters the data pins only in combination keep that combination).
     ``mean`` and ``cov`` are in *scale coordinates*: the value for a linear parameter, its
     natural log for a log-scale one. Draws outside the parameters' bounds are redrawn as a
     whole vector."""
 
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     names: list[str] = Field(..., min_length=1, description="parameters drawn together")
     mean: list[float] = Field(..., description="mean in scale coordinates")
     cov: list[list[float]] = Field(..., description="covariance in scale coordinates")
@@ -133,20 +145,13 @@ class JointPrior(BaseModel):
             z = mean + rng.standard_normal((m, len(mean))) @ root.T
             return np.where(log, np.exp(np.minimum(z, 700.0)), z)
 
-        out = raw(n)
-        for _ in range(100):
-            bad = np.flatnonzero(((out < lo) | (out > hi)).any(axis=1))
-            if bad.size == 0:
-                return out
-            out[bad] = raw(bad.size)
-        return np.clip(out, lo, hi)
+        return draw_truncated(raw, n, lo, hi)
 
 
-class ParamSpace(BaseModel):
+class ParamSpace(StrictModel):
     """Ordered parameters; arrays of values are ``(..., P)`` in the order of ``params``.
     ``joint``: optional parameters drawn together by :meth:`sample`."""
 
-    model_config = ConfigDict(extra="forbid")
     params: list[Param] = Field(..., description="the parameters, in the order of value arrays")
     joint: JointPrior | None = Field(
         None, description="parameters drawn together (a fit's covariance) by sample()"
@@ -226,7 +231,7 @@ class ParamSpace(BaseModel):
         for j, p in enumerate(self.params):
             if p.prior is None or p.prior.kind == "uniform" or not p.free:
                 continue
-            out[:, j] = _truncated(p, n, rng)
+            out[:, j] = p.prior.draw(n, rng, p.bounds)
         if self.joint is not None:
             cols = [self.index(name) for name in self.joint.names]
             out[:, cols] = self.joint.draw(
@@ -256,25 +261,6 @@ class ParamSpace(BaseModel):
         for p in data["params"]:
             p["bounds"] = list(p["bounds"])
         return yaml.safe_dump(data, sort_keys=False, width=100)
-
-
-def _truncated(p: Param, n: int, rng: np.random.Generator) -> np.ndarray:
-    assert p.prior is not None and p.prior.mean is not None and p.prior.std is not None
-    lo, hi = p.bounds
-    out = np.empty(n)
-    todo = np.arange(n)
-    for _ in range(100):
-        if p.prior.kind == "normal":
-            draw = rng.normal(p.prior.mean, p.prior.std, todo.size)
-        else:
-            draw = p.prior.mean * np.exp(rng.normal(0.0, p.prior.std, todo.size))
-        ok = (draw >= lo) & (draw <= hi)
-        out[todo[ok]] = draw[ok]
-        todo = todo[~ok]
-        if todo.size == 0:
-            return out
-    out[todo] = np.clip(p.prior.mean, lo, hi)
-    return out
 
 
 def param_space_from_dict(data: Any, source: str | Path) -> ParamSpace:

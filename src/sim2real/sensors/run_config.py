@@ -5,28 +5,26 @@ from __future__ import annotations
 from pathlib import Path
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from sim2real.core.atomic import write_text_atomic
 from sim2real.core.camera import CameraIntrinsics
-from sim2real.core.strict import validate
+from sim2real.core.strict import StrictModel, validate
 from sim2real.core.yaml_io import read_yaml_mapping
 from sim2real.sensors.profile import NoiseProfile
 from sim2real.sensors.scene import Scene
 
 
-class RenderedObject(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class RenderedObject(StrictModel):
     mesh: str = Field(description="mesh file (or built-in name)")
     T_cam_part: list[list[float]] = Field(
         description="4x4 pose of the part in the camera frame [m]"
     )
 
 
-class RenderConfig(BaseModel):
+class RenderConfig(StrictModel):
     """Everything a render depended on: camera, noise profile, seed, objects and plane."""
 
-    model_config = ConfigDict(extra="forbid")
     camera: CameraIntrinsics = Field(..., description="the camera the frame was rendered with")
     noise: NoiseProfile | None = Field(None, description="None = ideal render")
     seed: int = Field(0, description="seed of the noise")

@@ -23,18 +23,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from sim2real.core.errors import InputError
-from sim2real.core.strict import validate
+from sim2real.core.strict import StrictModel, validate
 from sim2real.core.yaml_io import read_yaml
 
 
-class JointColumns(BaseModel):
+class JointColumns(StrictModel):
     """Measured signals of one joint: position [rad or m] and, optionally, velocity
     [rad/s or m/s] (differentiated from the position when absent)."""
 
-    model_config = ConfigDict(extra="forbid")
     position: str = Field(..., description="column of the joint's measured position")
     velocity: str | None = Field(
         None, description="column of its measured velocity (None: differentiated from the position)"
@@ -42,11 +41,10 @@ class JointColumns(BaseModel):
     sign: float = Field(1.0, description="multiply position and velocity by this (+1 or -1)")
 
 
-class ActuatorColumn(BaseModel):
+class ActuatorColumn(StrictModel):
     """The column that drives an actuator's ``ctrl`` (a torque in N m for torque actuators,
     a goal position for position servos), times ``scale``, times ``multiply_by``'s column."""
 
-    model_config = ConfigDict(extra="forbid")
     column: str = Field(..., description="the log column that drives the actuator's ctrl")
     scale: float = Field(1.0, description="ctrl = column x scale (x multiply_by)")
     multiply_by: str | None = Field(
@@ -59,10 +57,9 @@ class ActuatorColumn(BaseModel):
     )
 
 
-class LogMapping(BaseModel):
+class LogMapping(StrictModel):
     """See the module docstring."""
 
-    model_config = ConfigDict(extra="forbid")
     time: str = Field("time", description="column of the timestamps")
     time_scale_s: float = Field(
         1.0, gt=0, description="seconds per time unit (0.001 for milliseconds)"

@@ -12,8 +12,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from sim2real.core.strict import StrictModel
 from sim2real.params.space import ParamSpace
 from sim2real.sim.logs import RobotLog
 from sim2real.sim.model import SimModel
@@ -36,11 +37,10 @@ BOUND_TOL = 1e-6
 """A free parameter within this fraction of its range from a bound is reported at the bound."""
 
 
-class FitConfig(BaseModel):
+class FitConfig(StrictModel):
     """How to fit. The fit stops on convergence; ``max_iter`` only guards against a run that
     does not converge (reported)."""
 
-    model_config = ConfigDict(extra="forbid")
     objective: ObjectiveConfig = Field(
         default_factory=ObjectiveConfig,
         description="the multiple-shooting cost (segments, weights, state filter)",

@@ -16,18 +16,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from sim2real.core.strict import StrictModel
 from sim2real.params.space import ParamSpace
 from sim2real.sim.batch import BatchSimulator
 from sim2real.sim.model import SimModel
 from sim2real.sysid.segments import Segments
 
 
-class ObjectiveConfig(BaseModel):
+class ObjectiveConfig(StrictModel):
     """Segments, weights and scales of the multiple-shooting residuals."""
 
-    model_config = ConfigDict(extra="forbid")
     segment_s: float = Field(0.5, gt=0, description="length of a shooting segment [s]")
     stride_s: float | None = Field(
         None, gt=0, description="start-to-start distance of segments [s] (default: half a segment)"

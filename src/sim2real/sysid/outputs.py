@@ -101,7 +101,7 @@ def dr_space(
     is left out of the joint draw (drawn alone from its marginal). Per parameter: nominal = fitted
     value, bounds = value +- ``n_sigma`` std (at least +- ``min_rel_width`` of the value, or
     of the spec's range for values near 0), clipped to the spec's bounds, and the marginal as
-    its prior (normal; lognormal for log-scale parameters). Fixed parameters stay fixed."""
+    its prior (normal; log_normal for log-scale parameters). Fixed parameters stay fixed."""
     free = np.flatnonzero(space.free_mask())
     F = len(free)
     cov = np.zeros((F, F)) if cov_unit is None else np.array(cov_unit, dtype=float)
@@ -124,7 +124,7 @@ def dr_space(
             b = (v - half, v + half)
         b = (float(max(lo[k], b[0])), float(min(hi[k], b[1])))
         prior = (
-            Prior(kind="lognormal", mean=v, std=max(s, floor / max(v, 1e-300) / n_sigma))
+            Prior(kind="log_normal", mean=v, std=max(s, floor / max(v, 1e-300) / n_sigma))
             if log[k]
             else Prior(kind="normal", mean=v, std=max(s, floor / n_sigma))
         )

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from sim2real.core.strict import StrictModel
 from sim2real.tracking.region import RegionConfig
 
 
-class TrackerConfig(BaseModel):
+class TrackerConfig(StrictModel):
     """Thresholds of the tracker. Scores are shares of the visible model points that agree."""
 
-    model_config = ConfigDict(extra="forbid")
     views: int = Field(800, ge=20, description="precomputed viewpoints around the part")
     points_per_view: int = Field(400, ge=50, description="model points aligned per frame")
     track_score: float = Field(0.85, gt=0, le=1, description="score to report tracking")

@@ -23,18 +23,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from sim2real.core.camera import CameraIntrinsics
+from sim2real.core.strict import StrictModel
 from sim2real.models.viewpoints import ViewpointModel
 from sim2real.tracking.color_histograms import ColorHistograms
 from sim2real.tracking.icp import _cross
 
 
-class RegionConfig(BaseModel):
+class RegionConfig(StrictModel):
     """Settings of the region modality (ICG's defaults where it has one)."""
 
-    model_config = ConfigDict(extra="forbid")
     scales_px: tuple[int, ...] = Field(
         (6, 4, 2, 1),
         description="segment length of each correspondence update, coarse to fine [px]",

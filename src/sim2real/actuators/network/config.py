@@ -21,6 +21,7 @@ ERROR_GAIN = SPECS["error_gain_duty_rad"][0]
 class NetConfig(BaseModel):
     """A learned actuator network; see the module docstring for the function it computes."""
 
+    # not a StrictModel: its every-field validator may not touch the union's discriminator
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     kind: Literal["net"] = Field("net", description="net: a learned actuator network")
     weights: str = Field(..., min_length=1, description="TorchScript file, relative to the YAML")

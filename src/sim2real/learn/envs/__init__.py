@@ -11,7 +11,7 @@ import gymnasium
 from pydantic import BaseModel, ValidationError
 
 from sim2real.core.errors import InputError
-from sim2real.core.yaml_io import validation_error
+from sim2real.core.strict import validation_error
 from sim2real.learn.envs import double_pendulum, pendulum
 from sim2real.learn.randomization import Randomization
 from sim2real.learn.vec import VecEnv

@@ -35,9 +35,10 @@ from typing import Any, ClassVar
 
 import gymnasium
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from sim2real.core.errors import InputError
+from sim2real.core.strict import StrictModel
 from sim2real.learn.randomization import CONFIG_DIR, Randomization, Randomizer, load_randomization
 from sim2real.learn.vec import ObsGroup, ObsTerm, StepResult
 from sim2real.params.space import Param, ParamSpace
@@ -70,10 +71,9 @@ PENDULUM_ROWS = [
 """(name, target, lower, upper) of the model parameters; nominal = what the model holds."""
 
 
-class PolicyScales(BaseModel):
+class PolicyScales(StrictModel):
     """Scale of each term of the policy frame (value fed = raw * scale)."""
 
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     q: float = Field(1.0 / np.pi, description="joint angle [rad] (wrapped to +-pi)")
     cos_q: float = Field(1.0, description="cosine of the angle")
     sin_q: float = Field(1.0, description="sine of the angle")
@@ -81,10 +81,9 @@ class PolicyScales(BaseModel):
     prev_action: float = Field(1.0, description="the previous action, in [-1, 1]")
 
 
-class RewardWeights(BaseModel):
+class RewardWeights(StrictModel):
     """Weights of the reward terms (see the module docstring)."""
 
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     upright: float = Field(1.0, description="height of the tip, 0 hanging to 1 upright")
     angle: float = Field(0.0, description="quadratic angle score 1 - (e / pi)^2")
     """Quadratic angle score ``1 - (e / pi)^2`` (1 upright, 0 hanging): unlike the height term
@@ -99,10 +98,9 @@ class RewardWeights(BaseModel):
     of a pendulum stuck sideways scores at once."""
 
 
-class PendulumSwingupConfig(BaseModel):
+class PendulumSwingupConfig(StrictModel):
     """Everything that defines the environment apart from the randomization."""
 
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     model: str = Field("pendulum-dfki", description="built-in name or MJCF path")
     params: dict[str, float] = Field(
         default_factory=dict,
