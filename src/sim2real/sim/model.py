@@ -84,6 +84,7 @@ class SimModel:
         """Write (P,) values through the handles into ``model`` and ``extras`` in place."""
         for h, v in zip(handles, np.asarray(values, dtype=float), strict=True):
             h.apply(model, extras, v)
+        refresh_simple_bodies(model)
 
     def instantiate(
         self, space: ParamSpace, values: np.ndarray | None = None
@@ -98,6 +99,16 @@ class SimModel:
         """(P,) the values the model currently holds for each parameter."""
         model = self.model if model is None else model
         return np.array([h.read(model, self.extras) for h in self.resolve(space)])
+
+
+def refresh_simple_bodies(model: mujoco.MjModel) -> None:
+    """Recompute the model's constants (``mj_setConst``) when it has "simple" dofs: MuJoCo
+    takes their constant diagonal mass matrix from ``dof_M0``, computed when compiling, so a
+    mass, inertia or armature written afterwards on such a body (a rotor turning about its
+    centre of mass, a cart on a slider) would not act at all. Models without them (the
+    built-in ones) are left untouched."""
+    if model.dof_simplenum.any():
+        mujoco.mj_setConst(model, mujoco.MjData(model))
 
 
 def ensure_actuators(spec: mujoco.MjSpec, joint_names: list[str]) -> list[str]:
@@ -155,6 +166,7 @@ def apply_sidecar(sim: SimModel, path: Path) -> None:
         raise InputError(path, None, "expected a mapping with native and extras")
     for target, value in (data.get("native") or {}).items():
         resolve_target(sim.model, target, str(path)).apply(sim.model, sim.extras, float(value))
+    refresh_simple_bodies(sim.model)
     sim.extras = ExtraTerms.from_dict(data.get("extras") or {}, sim.dof_names)
     sim.notes.append(f"exact terms from {path.name}")
 
