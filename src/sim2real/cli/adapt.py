@@ -49,35 +49,16 @@ def adapt_cmd(
     Exit code 3, nothing written, when the observed pose comes from a lost or low-score track.
     """
     from sim2real.core.atomic import check_writable
-    from sim2real.core.pose import parse_pose
-    from sim2real.tracking.adapt import (
-        AdaptRefused,
-        adapt_trajectory,
-        observed_pose_from_jsonl,
-        part_displacement,
-        read_trajectory,
-        write_trajectory,
-    )
+    from sim2real.tracking.adapt import AdaptRefused
+    from sim2real.tracking.adapt_run import adapt_from_inputs
 
     check_writable(out, "--out")
-    trajectory = read_trajectory(traj)
-    T_cam_part_taught = parse_pose(taught_pose, rpy_deg=rpy_deg, field="--taught-pose")
-    T_base_cam = parse_pose(camera_pose, rpy_deg=rpy_deg, field="--camera-pose")
-    source = ""
-    if Path(observed.strip()).suffix.lower() == ".jsonl":
-        try:
-            T_cam_part_observed, record = observed_pose_from_jsonl(observed.strip(), min_score)
-        except AdaptRefused as refusal:
-            typer.echo(f"refused: {refusal.reason}", err=True)
-            raise typer.Exit(code=3) from None
-        source = f" (frame {record.frame}, score {record.score:.3g})"
-    else:
-        T_cam_part_observed = parse_pose(observed, rpy_deg=rpy_deg, field="--observed")
-
-    adapted = adapt_trajectory(trajectory, T_base_cam, T_cam_part_taught, T_cam_part_observed)
-    write_trajectory(adapted, out)
-    dt_m, dr_deg = part_displacement(T_cam_part_taught, T_cam_part_observed)
-    typer.echo(
-        f"adapted {len(adapted)} waypoint{'s' if len(adapted) != 1 else ''} -> {out}; part moved {dt_m * 1000:.1f} mm, "
-        f"{dr_deg:.2f} deg from taught to observed{source}"
-    )
+    try:
+        adaptation = adapt_from_inputs(
+            traj, taught_pose, observed, camera_pose, min_score=min_score, rpy_deg=rpy_deg
+        )
+    except AdaptRefused as refusal:
+        typer.echo(f"refused: {refusal.reason}", err=True)
+        raise typer.Exit(code=3) from None
+    adaptation.write(out)
+    typer.echo(adaptation.summary_line(out))

@@ -11,27 +11,6 @@ from sim2real.core.errors import InputError
 
 app = typer.Typer(help="Depth sensors: render what a real depth camera sees.", no_args_is_help=True)
 
-OUTPUT_SUFFIXES = (".png", ".npy", ".tif", ".tiff", ".ply", ".pcd")
-
-
-def resolve_sensor(camera: Path | None, sensor: str | None, profile: Path | None):
-    """(CameraIntrinsics, NoiseProfile | None): ``--camera`` beats the preset's intrinsics,
-    ``--profile`` beats the preset's noise; neither preset nor profile means an ideal render."""
-    from sim2real.core.camera_io import load_camera
-    from sim2real.sensors.presets import get_preset
-    from sim2real.sensors.profile import load_profile
-
-    preset = get_preset(sensor) if sensor else None
-    if camera is not None:
-        intrinsics = load_camera(camera)
-    else:
-        intrinsics = (preset or get_preset("ideal")).camera
-    if profile is not None:
-        noise = load_profile(profile)
-    else:
-        noise = preset.profile if preset is not None and preset.name != "ideal" else None
-    return intrinsics, noise
-
 
 @app.command("render")
 def render_cmd(
@@ -64,15 +43,10 @@ def render_cmd(
     ),
 ) -> None:
     """Render what a depth sensor sees of MESHES at their poses."""
-    import time
-    import warnings
-
-    from sim2real.core.depth_io import write_depth
-    from sim2real.core.pointcloud_io import write_point_cloud
+    from sim2real.core.atomic import check_writable
     from sim2real.core.pose import parse_pose
     from sim2real.models.part import load_part, read_part_mesh
-    from sim2real.sensors.render import render_scene
-    from sim2real.sensors.run_config import write_render_config
+    from sim2real.sensors.render_run import OUTPUT_SUFFIXES, render_job, resolve_sensor
     from sim2real.sensors.scene import load_scene_yaml, make_scene
 
     if out.suffix.lower() not in OUTPUT_SUFFIXES:
@@ -81,8 +55,6 @@ def render_cmd(
             "--out",
             f"unknown output type '{out.suffix}'; use one of {', '.join(OUTPUT_SUFFIXES)}",
         )
-    from sim2real.core.atomic import check_writable
-
     check_writable(out, "--out")
     if scene is not None:
         if meshes:
@@ -97,31 +69,9 @@ def render_cmd(
             [p.mesh for p in parts], poses, plane=plane, returns=[p.returns for p in parts]
         )
     intrinsics, noise = resolve_sensor(camera, sensor, profile)
-    started = time.perf_counter()
-    result = render_scene(the_scene, intrinsics, noise, seed)
-    elapsed_ms = (time.perf_counter() - started) * 1e3
-    if out.suffix.lower() in (".ply", ".pcd"):
-        write_point_cloud(out, intrinsics.backproject(result.depth_m))
-    else:
-        write_depth(out, result.depth_m, depth_scale=intrinsics.depth_scale)
-    write_render_config(
-        out.with_name(out.stem + ".config.yaml"), the_scene, intrinsics, noise, seed
-    )
-    part_pixels = int(
-        (result.frame.object_id[result.frame.depth_m > 0] < len(the_scene.objects)).sum()
-    )
-    if part_pixels == 0:
-        warnings.warn(
-            "no part is in view: check --pose (T_cam_part, the part in the camera frame: z forward, "
-            "metres) and --mesh-unit",
-            stacklevel=1,
-        )
-    s = result.summary()
-    typer.echo(
-        f"wrote {out}: {s['valid_pixels']} valid pixels ({100 * s['valid_fraction']:.1f} %), "
-        f"depth {s['depth_min_m']:.3f}..{s['depth_max_m']:.3f} m, {s['shadow_pixels']} in emitter shadow, "
-        f"{elapsed_ms:.0f} ms ({noise.name if noise else 'ideal'})"
-    )
+    run = render_job(the_scene, intrinsics, noise, seed)
+    run.write(out)
+    typer.echo(f"wrote {out}: {run.summary_line()}")
 
 
 @app.command("presets")

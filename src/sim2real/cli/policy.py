@@ -157,17 +157,15 @@ def eval_cmd(
 ) -> None:
     """Success rate and return of each policy in its training conditions and in each reality;
     with several policies, the ablation table."""
-    from sim2real.learn.evaluate import evaluate_policy
-    from sim2real.learn.policy import load_policy
-    from sim2real.learn.reality import load_reality, shipped_realities
+    from sim2real.learn.evaluate import evaluate_runs
+    from sim2real.learn.reality import shipped_realities
 
-    worlds = [load_reality(r) for r in (reality or [])]
-    loaded = [load_policy(p, expected_env_id=env) for p in policies]
-    results = {}
-    for path, policy in zip(policies, loaded, strict=True):
+    results, worlds = evaluate_runs(
+        list(policies), list(reality or []), env_id=env, episodes=episodes, seed=seed
+    )
+    for path, per_world in results.items():
         typer.echo(f"{path}:")
-        results[str(path)] = evaluate_policy(policy, worlds, episodes=episodes, seed=seed)
-        for r in results[str(path)]:
+        for r in per_world:
             typer.echo(f"  {r.line()}")
     if not worlds:
         typer.echo(f"(shipped realities: {', '.join(shipped_realities())})")

@@ -114,40 +114,10 @@ def eval_cmd(
 ) -> None:
     """Position RMSE of MODEL on LOGs over 0.5 s and 2 s segments started from the measured
     state and driven by the logged controls."""
-    import numpy as np
+    from sim2real.sysid.run import evaluate_model
 
-    from sim2real.core.errors import InputError
-    from sim2real.params.space import ParamSpace
-    from sim2real.sim.builtin import BUILTINS, resolve_model
-    from sim2real.sim.mapping import load_mapping
-    from sim2real.sim.model import load_sim_model, sim_model_from_xml
-    from sim2real.sysid.evaluate import prediction_errors
-    from sim2real.sysid.run import load_logs
-
-    path, builtin = resolve_model(model)
-    if mapping is None:
-        name = builtin_mapping or (builtin.name if builtin else None)
-        if name not in BUILTINS:
-            if builtin_mapping is not None:
-                raise InputError(
-                    "--builtin-mapping",
-                    None,
-                    f"unknown built-in model {builtin_mapping!r}; choose one of "
-                    f"{', '.join(sorted(BUILTINS))}",
-                )
-            raise InputError("--mapping", None, "give --mapping or --builtin-mapping NAME")
-        mapping = BUILTINS[name].mapping
-    mp = load_mapping(mapping)
-    sim = (
-        sim_model_from_xml(path.read_text(), str(path))
-        if plain
-        else load_sim_model(path, drive_joints=list(mp.actuators))
+    evaluation = evaluate_model(
+        model, log, mapping=mapping, builtin_mapping=builtin_mapping, plain=plain
     )
-    logs = load_logs(log, mp, float(sim.model.opt.timestep))
-    errs = prediction_errors(sim, ParamSpace(params=[]), np.zeros(0), logs)
-    for h, e in errs.items():
-        per = ", ".join(
-            f"{j} {v:.4f}" for j, v in zip(logs[0].joints, e.per_joint_rad, strict=True)
-        )
-        typer.echo(f"{h:g} s segments: position RMSE {e.rmse_rad:.4f} rad ({per}; "
-                   f"{e.segments} segments, {e.unstable} unstable)")  # fmt: skip
+    for line in evaluation.summary_lines():
+        typer.echo(line)

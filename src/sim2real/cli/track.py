@@ -45,8 +45,8 @@ def synth_cmd(
 ) -> None:
     """Render a depth sequence of MESH moving in front of a sensor, with ground truth
     (depth/, scene_camera.json, camera.json, scene_gt.json, visible.json, synth.json)."""
-    from sim2real.cli.depth import resolve_sensor
     from sim2real.models.part import load_part
+    from sim2real.sensors.render_run import resolve_sensor
     from sim2real.tracking.synth import synthesize_sequence
 
     if motion not in MOTION_CHOICES:
@@ -70,10 +70,7 @@ def synth_cmd(
     seq = synthesize_sequence(
         part, motion=motion, frames=frames, seed=seed, profile=noise, camera=intrinsics
     )
-    written = set(seq.write(out))
-    for stale in old:
-        if stale not in written:
-            stale.unlink(missing_ok=True)
+    seq.write(out)
     gone = int((seq.visible < 0.05).sum())
     typer.echo(
         f"wrote {out}: {len(seq)} frames of '{motion}' at {intrinsics.width}x{intrinsics.height} "

@@ -11,10 +11,11 @@ the same draws of its parameters.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
-from sim2real.learn.reality import Reality, reality_env
+from sim2real.learn.reality import Reality, load_reality, reality_env
 
 TRAINING = "training conditions"
 TRAINING_ONLY_FIELDS = ("init_q_rad", "init_qvel_rad_s", "desync_episodes")
@@ -121,3 +122,26 @@ def evaluate_policy(
     finally:
         torch.set_num_threads(threads)
     return out
+
+
+def evaluate_runs(
+    runs: list[Path],
+    realities: list[str],
+    *,
+    env_id: str | None = None,
+    episodes: int = 100,
+    seed: int = 1,
+) -> tuple[dict[str, list[EvalResult]], list[Reality]]:
+    """Each trained run (its folder) in its training conditions and in every reality (YAML
+    paths or shipped names), all loaded before any episode runs so a bad input fails first;
+    ``env_id``: the environment every run must be for. Returns the results by run and the
+    realities."""
+    from sim2real.learn.policy import load_policy
+
+    worlds = [load_reality(r) for r in realities]
+    loaded = [load_policy(p, expected_env_id=env_id) for p in runs]
+    results = {
+        str(path): evaluate_policy(policy, worlds, episodes=episodes, seed=seed)
+        for path, policy in zip(runs, loaded, strict=True)
+    }
+    return results, worlds

@@ -16,7 +16,7 @@ import yaml
 from sim2real.core.atomic import write_text_atomic
 from sim2real.core.errors import InputError
 from sim2real.params.space import ParamSpace, load_param_space
-from sim2real.sim.builtin import BuiltinModel, builtin_model, resolve_model
+from sim2real.sim.builtin import BUILTINS, BuiltinModel, builtin_model, resolve_model
 from sim2real.sim.logs import RobotLog, read_log, resample_log
 from sim2real.sim.mapping import LogMapping, load_mapping
 from sim2real.sim.model import SimModel, load_sim_model, sim_model_from_xml
@@ -274,6 +274,61 @@ def identify(
         derived_quantities(sim, space, fit.values), _derived_std(sim, space, fit), config,
         time.perf_counter() - start,
     )  # fmt: skip
+
+
+@dataclass
+class ModelEvaluation:
+    """Prediction errors of one model on logs, per horizon."""
+
+    joints: list[str]
+    errors: dict[float, HorizonError]
+
+    def summary_lines(self) -> list[str]:
+        lines = []
+        for h, e in self.errors.items():
+            per = ", ".join(
+                f"{j} {v:.4f}" for j, v in zip(self.joints, e.per_joint_rad, strict=True)
+            )
+            lines.append(
+                f"{h:g} s segments: position RMSE {e.rmse_rad:.4f} rad ({per}; "
+                f"{e.segments} segments, {e.unstable} unstable)"
+            )
+        return lines
+
+
+def evaluate_model(
+    model: str,
+    logs: list[Path],
+    *,
+    mapping: Path | None = None,
+    builtin_mapping: str | None = None,
+    plain: bool = False,
+) -> ModelEvaluation:
+    """Prediction errors of ``model`` (a built-in name, or an MJCF such as a fitted model,
+    with its sidecar unless ``plain``) on ``logs``, read through ``mapping`` (default: the
+    built-in model's, or ``builtin_mapping``'s)."""
+    path, builtin = resolve_model(model)
+    if mapping is None:
+        name = builtin_mapping or (builtin.name if builtin else None)
+        if name not in BUILTINS:
+            if builtin_mapping is not None:
+                raise InputError(
+                    None,
+                    "--builtin-mapping",
+                    f"unknown built-in model {builtin_mapping!r}; choose one of "
+                    f"{', '.join(sorted(BUILTINS))}",
+                )
+            raise InputError(None, "--mapping", "give --mapping or --builtin-mapping NAME")
+        mapping = BUILTINS[name].mapping
+    mp = load_mapping(mapping)
+    sim = (
+        sim_model_from_xml(path.read_text(), str(path))
+        if plain
+        else load_sim_model(path, drive_joints=list(mp.actuators))
+    )
+    robot_logs = load_logs(logs, mp, float(sim.model.opt.timestep))
+    errors = prediction_errors(sim, ParamSpace(params=[]), np.zeros(0), robot_logs)
+    return ModelEvaluation(list(robot_logs[0].joints), errors)
 
 
 def _derived_std(sim: SimModel, space: ParamSpace, fit: FitResult) -> dict[str, float]:

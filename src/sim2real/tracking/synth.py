@@ -86,13 +86,18 @@ class SynthSequence:
         }
 
     def write(self, out_dir: str | Path, *, depth_scale_mm: float = 0.1) -> list[Path]:
-        """BOP-like folder (``write_bop_sequence``), plus ``visible.json`` and ``synth.json``."""
+        """BOP-like folder (``write_bop_sequence``), plus ``visible.json`` and ``synth.json``;
+        depth frames of a longer sequence written there before are removed."""
         out_dir = Path(out_dir)
+        depth_dir = out_dir / "depth"
+        old = set(depth_dir.glob("*.png")) if depth_dir.is_dir() else set()
         paths = write_bop_sequence(
             out_dir, self.camera, self.depth_m, list(self.T_cam_part), depth_scale_mm=depth_scale_mm
         )
         write_visible(out_dir / "visible.json", dict(enumerate(self.visible.tolist())))
         write_text_atomic(out_dir / "synth.json", json.dumps(self.info(), indent=2) + "\n")
+        for stale in old - set(paths):
+            stale.unlink(missing_ok=True)
         return paths
 
 
