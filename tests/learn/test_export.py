@@ -210,3 +210,19 @@ def test_runner_reproduces_a_pendulum_policy_from_its_measurements(tmp_path):
     assert resets == 2
     assert diff < 1e-5
     assert np.ptp(actions) > 0.2
+
+
+@pytest.mark.parametrize("damage", ["truncated", "garbage", "empty"])
+def test_corrupt_onnx_is_a_one_line_input_error(exported, tmp_path, damage):
+    _, out = exported
+    folder = _copy(out, tmp_path, lambda s: None)
+    onnx_path = folder / "policy.onnx"
+    data = onnx_path.read_bytes()
+    damaged = {"truncated": data[: len(data) // 2], "garbage": b"\x00\xff" * 500, "empty": b""}
+    onnx_path.write_bytes(damaged[damage])
+    with pytest.raises(InputError) as err:
+        DeployedPolicy(folder)
+    message = str(err.value)
+    assert "policy.onnx" in message and "not a readable ONNX model" in message
+    assert "\n" not in message
+    assert onnx_path.read_bytes() == damaged[damage]  # the input is left as it was given
