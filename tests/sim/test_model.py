@@ -9,6 +9,7 @@ import mujoco
 import numpy as np
 import pytest
 import yaml
+from sim.one_body import one_body_xml
 
 from sim2real.core.errors import InputError
 from sim2real.params.space import Param, ParamSpace
@@ -21,19 +22,8 @@ from sim2real.sim.model import (
 
 
 def body_on(joint: str, mass: float = 1.0, armature: float = 0.01, izz: float = 0.02) -> str:
-    """One body on a ``joint`` (hinge or slide) along z, its centre of mass on the axis: MuJoCo
-    marks it simple (constant diagonal mass matrix); a motor drives it."""
-    return f"""
-<mujoco>
-  <option timestep="0.002"/>
-  <worldbody>
-    <body name="b">
-      <joint name="j" type="{joint}" axis="0 0 1" armature="{armature}" damping="0.1"/>
-      <inertial pos="0 0 0" mass="{mass}" diaginertia="0.03 0.03 {izz}"/>
-    </body>
-  </worldbody>
-  <actuator><motor name="m" joint="j"/></actuator>
-</mujoco>"""
+    """A simple body (see ``one_body``) on a ``joint`` (hinge or slide)."""
+    return one_body_xml(joint, mass=mass, armature=armature, inertia=(0.03, 0.03, izz))
 
 
 def trajectory(model: mujoco.MjModel, steps: int = 200) -> np.ndarray:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import mujoco
 import numpy as np
+from sim.one_body import one_body_xml
 
 from sim2real.params.space import Param, ParamSpace
 from sim2real.sim.logs import RobotLog
@@ -17,17 +18,10 @@ TRUTH = {"damping": 0.08, "armature": 0.01}
 
 
 def rotor_xml(damping: float = TRUTH["damping"], armature: float = TRUTH["armature"]) -> str:
-    return f"""
-<mujoco>
-  <option timestep="{DT}" integrator="RK4"/>
-  <worldbody>
-    <body name="rotor">
-      <joint name="j" type="hinge" axis="0 0 1" damping="{damping}" armature="{armature}"/>
-      <inertial pos="0 0 0" mass="1" diaginertia="0.02 0.02 0.02"/>
-    </body>
-  </worldbody>
-  <actuator><motor name="m" joint="j"/></actuator>
-</mujoco>"""
+    return one_body_xml(
+        damping=damping, armature=armature, inertia=(0.02, 0.02, 0.02), timestep=DT,
+        integrator="RK4",
+    )  # fmt: skip
 
 
 def rotor_sim():
