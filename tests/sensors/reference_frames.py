@@ -1,5 +1,6 @@
-"""Tiny ``ReferenceFrame``s built by hand (no rendering, no plane search): every array is
-given or follows from the depth directly, so a statistic of them is known exactly."""
+"""Tiny ``ReferenceFrame``s and ``PixelTables`` built by hand (no rendering, no plane search):
+every array is given or follows from the depth directly, so a statistic of them is known
+exactly."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from scipy import ndimage
 
 from sim2real.core.camera import CameraIntrinsics
 from sim2real.sensors.reference_frame import NO_REGION, NOISE_WINDOW_PX, ReferenceFrame, Region
+from sim2real.sensors.statistics import PixelTables
 
 
 def camera_for(shape: tuple[int, int], fx: float = 500.0) -> CameraIntrinsics:
@@ -60,3 +62,26 @@ def reference(
         regions=[Region("plane", f"plane_{k}", int((region == k).sum())) for k in range(n_regions)],
         withheld=withheld,
     )
+
+
+def tables(**columns: np.ndarray) -> PixelTables:
+    """PixelTables with the given columns; the noise columns and the region-pixel columns
+    each default to empty / zeros of their group's length."""
+    n_noise = len(columns.get("noise_residual_m", []))
+    n_ref = len(columns.get("ref_residual_m", []))
+    n = len(columns.get("valid", []))
+    defaults = {
+        "noise_z_m": np.full(n_noise, 1.05),
+        "noise_theta_rad": np.zeros(n_noise),
+        "noise_residual_m": np.zeros(n_noise),
+        "noise_region": np.zeros(n_noise, np.int64),
+        "ref_z_m": np.full(n_ref, 1.05),
+        "ref_residual_m": np.zeros(n_ref),
+        "ref_region": np.zeros(n_ref, np.int64),
+        "valid": np.ones(n, bool),
+        "theta_rad": np.zeros(n),
+        "edge_distance_px": np.full(n, 50.0),
+        "excluded": np.zeros(n, bool),
+        "region": np.zeros(n, np.int64),
+    }
+    return PixelTables(**{**defaults, **columns})

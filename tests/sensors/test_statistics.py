@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 import pytest
-from sensors.reference_frames import reference
+from sensors.reference_frames import reference, tables
 
 from sim2real.sensors import statistics as st
 
@@ -72,29 +72,6 @@ def test_rate_with_and_without_weights():
     assert st.rate(valid, np.array([1, 2, 3])) == (pytest.approx(4 / 6), 6)
     r, n = st.rate(np.array([], bool), None)
     assert math.isnan(r) and n == 0
-
-
-def tables(**columns: np.ndarray) -> st.PixelTables:
-    """PixelTables with the given columns; the noise columns and the region-pixel columns
-    each default to empty / zeros of their group's length."""
-    n_noise = len(columns.get("noise_residual_m", []))
-    n_ref = len(columns.get("ref_residual_m", []))
-    n = len(columns.get("valid", []))
-    defaults = {
-        "noise_z_m": np.full(n_noise, 1.05),
-        "noise_theta_rad": np.zeros(n_noise),
-        "noise_residual_m": np.zeros(n_noise),
-        "noise_region": np.zeros(n_noise, np.int64),
-        "ref_z_m": np.full(n_ref, 1.05),
-        "ref_residual_m": np.zeros(n_ref),
-        "ref_region": np.zeros(n_ref, np.int64),
-        "valid": np.ones(n, bool),
-        "theta_rad": np.zeros(n),
-        "edge_distance_px": np.full(n, 50.0),
-        "excluded": np.zeros(n, bool),
-        "region": np.zeros(n, np.int64),
-    }
-    return st.PixelTables(**{**defaults, **columns})
 
 
 def test_noise_spread_by_depth_bin_and_region_weights():
