@@ -83,6 +83,10 @@ def test_targets_and_table():
     gap = ProfileGap("calibrated", m, judged_on="frame_1")
     # noise: 1 of 1 counted bin within 25 % (>= 0.8); regions: 10 pp > 5
     assert gap.targets_met() == {"noise_bins_within_25pct": True, "valid_rate_region_pp_max": False}
+    # both noise bins counted (5000 px each): 1 of 2 within 25 %, under the 0.8 share
+    both, _, _ = compare_tables(real, sim, {10: 5000, 20: 5000})
+    assert both["noise_bins_within_25pct"] == 0.5
+    assert not ProfileGap("both", both).targets_met()["noise_bins_within_25pct"]
     assert ProfileGap("none", {}).targets_met() == {
         "noise_bins_within_25pct": False, "valid_rate_region_pp_max": False,
     }  # fmt: skip
