@@ -221,3 +221,19 @@ def test_bad_actuator_config(tmp_path):
         with pytest.raises(InputError, match=needle) as err:
             load_actuator(tmp_path / name)
         assert name in str(err.value)
+
+
+def test_smooth_kind_is_the_smooth_law_of_the_simulated_joints():
+    from sim2real.sim.friction import smooth_friction_torque
+
+    p = {
+        "friction_base_Nm": 0.05,
+        "friction_viscous_Nms_rad": 0.02,
+        "friction_smooth_vel_rad_s": 0.01,
+    }
+    qd = np.linspace(-3, 3, 121)
+    budget = friction_budget("smooth", p, 0.0, 0.0, qd)
+    law = smooth_friction_torque(qd, 0.05, 0.02, 0.0, 1.0, 0.01)
+    np.testing.assert_allclose(-np.sign(qd) * budget, law, atol=1e-12)
+    assert friction_budget("smooth", p, 0.3, 0.1, 0.0) == 0.0  # nothing sticks at rest
+    assert DCServoConfig(friction="smooth").param_space().names[-1] == "friction_smooth_vel_rad_s"

@@ -5,8 +5,9 @@ Physical models (DC-motor servo with the firmware's proportional law, fitted by 
 simulated position error, :mod:`sim2real.actuators.fit`):
 
 - ``pd`` (ideal PD servo), ``dc`` (DC motor, no friction);
-- a BAM friction kind (``coulomb-viscous``, ``stribeck``, ``load-dependent``,
-  ``load-dependent-stribeck``, ``directional``, ``quadratic``): the DC servo with it;
+- a friction kind of :mod:`sim2real.sim.friction` (BAM's ``coulomb-viscous``, ``stribeck``,
+  ``load-dependent``, ``load-dependent-stribeck``, ``directional``, ``quadratic``, and the
+  ``smooth`` law of the identification and the environments): the DC servo with it;
 - ``<kind>-droop``: the same with the torque constant's droop at high current fitted too.
 
 Learned networks (:mod:`sim2real.actuators.network`, trained on inverse-dynamics torques):

@@ -139,7 +139,7 @@ class DCServoConfig(_Base):
         "dc", description="dc: a DC-motor servo with the firmware's proportional duty law"
     )
     friction: FrictionKind = Field(
-        "none", description="the BAM friction model (none, coulomb-viscous ... quadratic)"
+        "none", description="the friction model (none, BAM's coulomb-viscous ... quadratic, smooth)"
     )
 
     def names(self) -> list[str]:
@@ -159,7 +159,7 @@ class TorqueMotorConfig(_Base):
         "torque", description="torque: a torque-controlled motor (command in N m)"
     )
     friction: FrictionKind = Field(
-        "none", description="the BAM friction model (none, coulomb-viscous ... quadratic)"
+        "none", description="the friction model (none, BAM's coulomb-viscous ... quadratic, smooth)"
     )
     defaults: ClassVar[dict[str, float]] = {"armature_kgm2": SPECS["armature_kgm2"][1]}
 

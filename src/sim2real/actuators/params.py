@@ -42,6 +42,8 @@ SPECS: dict[str, tuple[float, float, float, str, str]] = {
     "friction_viscous_Nms_rad": (0.0037, 0.0, 0.1, "linear", "viscous friction"),
     "friction_stribeck_Nm": (0.01, 0.0, 0.2, "linear", "extra static friction at rest"),
     "dtheta_stribeck_rad_s": (1.0, 0.01, 10.0, "log", "Stribeck velocity"),
+    # the smooth law's sign width; the DFKI pendulum's published model atan(100 qd): 0.01 rad/s
+    "friction_smooth_vel_rad_s": (0.01, 1e-3, 1.0, "log", "smooth-sign velocity"),
     "stribeck_alpha": (1.5, 0.5, 10.0, "log", "Stribeck curve exponent"),
     "load_friction_base": (0.05, 0.0, 1.0, "linear", "friction per N m of gearbox torque"),
     "load_friction_stribeck": (0.05, 0.0, 1.0, "linear", "load friction added at rest"),

@@ -18,6 +18,9 @@ BAM models: friction is a *budget* (N m, >= 0) that the actuator spends opposing
   |tau_ext - tau_m|) * s``
 - M5 ``directional``: base + Stribeck + ``|lfe tau_ext - lfm tau_m|`` + ``s |lfes tau_ext -
   lfms tau_m|`` (motor and external sides weighted apart)
+- ``smooth``: the smooth law's budget, ``f = friction_base |sgn| + friction_viscous |qd|`` with
+  ``sgn = (2/pi) atan(qd / v_s)``, ``v_s = friction_smooth_vel_rad_s``: no friction at rest,
+  so nothing sticks (the model the identification and the environments use, as an actuator)
 - M6 ``quadratic``: M5 plus ``s (lfe_quad tau_ext^2 when |tau_m| > |tau_ext| else lfm_quad
   tau_m^2)`` where the motor and the load push against each other (opposite signs), as in
   BAM's ``Model.compute_frictions``
@@ -39,6 +42,7 @@ FrictionKind = Literal[
     "load-dependent-stribeck",
     "directional",
     "quadratic",
+    "smooth",
 ]
 
 _STRIBECK = ["friction_stribeck_Nm", "dtheta_stribeck_rad_s", "stribeck_alpha"]
@@ -67,6 +71,7 @@ FRICTION_PARAMS: dict[str, list[str]] = {
         "load_friction_motor_quad",
         "load_friction_external_quad",
     ],
+    "smooth": ["friction_base_Nm", "friction_viscous_Nms_rad", "friction_smooth_vel_rad_s"],
 }
 """Parameters of each friction model, in order."""
 
@@ -85,6 +90,11 @@ def stribeck_coeff(qd, dtheta_s, alpha):
     return np.exp(-(np.abs(np.asarray(qd) / dtheta_s) ** alpha))
 
 
+def smooth_sign(qd, smooth_vel_rad_s):
+    """``(2/pi) atan(qd / v_s)``: the sign of ``qd``, smoothed over a few ``v_s``."""
+    return (2.0 / np.pi) * np.arctan(np.asarray(qd, dtype=float) / smooth_vel_rad_s)
+
+
 def friction_budget(kind: str, p: dict, tau_m, tau_ext, qd):
     """Friction magnitude (N m, >= 0) that model ``kind`` can oppose motion with.
 
@@ -95,6 +105,11 @@ def friction_budget(kind: str, p: dict, tau_m, tau_ext, qd):
     zero = np.zeros(np.broadcast_shapes(qd.shape, np.shape(tau_m), np.shape(tau_ext)))
     if kind == "none":
         return zero
+    if kind == "smooth":
+        sgn = smooth_sign(qd, p["friction_smooth_vel_rad_s"])
+        return (
+            zero + p["friction_base_Nm"] * np.abs(sgn) + p["friction_viscous_Nms_rad"] * np.abs(qd)
+        )
     f = zero + p["friction_base_Nm"] + p["friction_viscous_Nms_rad"] * np.abs(qd)
     s = 0.0
     if "friction_stribeck_Nm" in FRICTION_PARAMS[kind]:
@@ -129,6 +144,6 @@ def smooth_friction_torque(
     """Friction torque [N m] of the smooth law at joint velocities ``qvel`` [rad/s]; every
     argument broadcasts (per dof, per environment)."""
     qvel = np.asarray(qvel, dtype=float)
-    sgn = (2.0 / np.pi) * np.arctan(qvel / smooth_vel_rad_s)
+    sgn = smooth_sign(qvel, smooth_vel_rad_s)
     strib = stribeck_Nm * stribeck_coeff(qvel, np.maximum(stribeck_vel_rad_s, 1e-9), 2.0) * sgn
     return -(coulomb_Nm * sgn + viscous_Nm_s * qvel + strib)
