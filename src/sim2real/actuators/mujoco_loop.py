@@ -35,12 +35,15 @@ class MujocoActuatorLoop:
 
     def attach(self) -> None:
         """Turn the joint's passive terms and actuators off; set the actuator's armature."""
+        from sim2real.sim.model import refresh_simple_bodies
+
         m = self.model
         m.dof_damping[self.dof] = 0.0
         m.dof_frictionloss[self.dof] = 0.0
         m.dof_armature[self.dof] = float(self.act.armature_kgm2)
         m.actuator_gainprm[:] = 0.0
         m.actuator_biasprm[:] = 0.0
+        refresh_simple_bodies(m)  # else a rotor on its own axis keeps its compiled armature
 
     def step(self, command: float, enabled: bool = True) -> float:
         """One ``mj_step`` with the actuator's torque for ``command``; returns the torque."""
