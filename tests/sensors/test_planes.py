@@ -80,13 +80,6 @@ def test_small_planes_and_the_plane_budget():
     assert pl.find_planes(np.zeros((120, 160), np.float32), CAM) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="_gate bins the residuals by the measured depth, which holds the noise itself: on "
-    "a wall facing the camera each bin is a slice of the noise, its MAD collapses and the "
-    "gate falls to its floor (6 mm at 2 m = 1.5 sigma here). Binning by the plane's depth "
-    "(z - residual) fixes it but changes the planes of the real frames: rerun the benchmarks",
-)
 def test_the_gate_is_three_sigma_on_a_wall_facing_the_camera():
     # noise 1 mm z^2: 4 mm at 2 m; a 3 sigma gate (12 mm) keeps 99.7 % of the wall
     depth, truth = noisy(0.001)

@@ -160,7 +160,10 @@ def _depth_residual(plane: np.ndarray, rays: np.ndarray, z: np.ndarray) -> np.nd
 
 def _gate(z: np.ndarray, residual: np.ndarray, candidates: np.ndarray) -> np.ndarray:
     """Per-pixel gate [m]: GATE_SIGMAS x a robust sigma of the candidates' residual,
-    interpolated between depth bins, with a floor."""
+    interpolated between bins of the plane's depth, with a floor. Binned by the plane's depth
+    ``z - residual``, not the measured one: on a wall facing the camera the measured depth is
+    the noise itself, so each bin would be a slice of it and its spread would collapse."""
+    z = np.where(np.isfinite(residual), z - residual, z)  # a ray that misses: its own depth
     zc, rc = z[candidates], residual[candidates]
     floor = np.maximum(GATE_FLOOR_M, GATE_FLOOR_RELATIVE * z)
     if zc.size < BIN_MIN_PX:
