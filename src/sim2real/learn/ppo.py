@@ -23,6 +23,7 @@ from pydantic import Field
 from torch import nn
 
 from sim2real.core.strict import StrictModel
+from sim2real.learn.learners.normalize import merge_moments
 
 Activation = Literal["elu", "tanh", "relu"]
 _ACTIVATIONS: dict[str, type[nn.Module]] = {"elu": nn.ELU, "tanh": nn.Tanh, "relu": nn.ReLU}
@@ -78,15 +79,6 @@ class NetConfig(StrictModel):
         "perturbed policy is a smooth deterministic policy for a while: at 100 Hz it explores "
         "motions that last a swing, where white noise averages out. Learned std per feature",
     )
-
-
-def merge_moments(mean, var, count, batch_mean, batch_var, n: int):
-    """Chan et al.'s parallel update: mean, population variance and count of ``count`` samples
-    merged with a batch of ``n`` (floats or tensors alike)."""
-    total = count + n
-    w = float(n / total)
-    delta = batch_mean - mean
-    return mean + w * delta, (1 - w) * var + w * batch_var + w * (1 - w) * delta**2, total
 
 
 class EmpiricalNormalizer(nn.Module):

@@ -33,6 +33,7 @@ from pydantic import Field, ValidationError
 from sim2real.core.atomic import atomic_path, write_text_atomic
 from sim2real.core.errors import InputError
 from sim2real.core.strict import StrictModel
+from sim2real.learn.learners.normalize import ReturnScale
 from sim2real.learn.policy import PolicyMeta, save_policy
 from sim2real.learn.ppo import (
     PPO,
@@ -40,7 +41,6 @@ from sim2real.learn.ppo import (
     NetConfig,
     PPOConfig,
     RolloutStorage,
-    merge_moments,
 )
 from sim2real.learn.vec import ObsRoles, VecEnv, concat_obs
 
@@ -385,32 +385,6 @@ class _Noise:
 
     def set_state(self, state: dict[str, Any]) -> None:
         self.state, self.steps = state["state"].clone(), state["steps"]
-
-
-class ReturnScale:
-    """Rewards divided by the running standard deviation of the discounted return (Engstrom et
-    al. 2020, "Implementation Matters"; SB3's ``VecNormalize``): the critic's targets stay O(1)
-    for any reward scale and discount."""
-
-    def __init__(self, num_envs: int, gamma: float) -> None:
-        self.gamma = gamma
-        self.returns = np.zeros(num_envs)
-        self.count, self.mean, self.var = 1e-4, 0.0, 1.0
-
-    def __call__(self, reward: np.ndarray, done: np.ndarray) -> np.ndarray:
-        self.returns = self.returns * self.gamma + reward
-        self.mean, self.var, self.count = merge_moments(
-            self.mean, self.var, self.count, self.returns.mean(), self.returns.var(), len(reward)
-        )
-        self.returns[done] = 0.0
-        return reward / math.sqrt(self.var + 1e-8)
-
-    def state(self) -> dict[str, Any]:
-        return {"returns": self.returns.copy(), "stats": (self.count, self.mean, self.var)}
-
-    def load_state(self, state: dict[str, Any]) -> None:
-        self.returns = state["returns"].copy()
-        self.count, self.mean, self.var = state["stats"]
 
 
 @torch.no_grad()
