@@ -1,0 +1,202 @@
+"""Several seeds of one training, the best kept by its score on *validation* worlds.
+
+PPO on a swing-up is seed-sensitive: with one setting some seeds learn to pump and some stand
+still. ``policy train --seeds 0-4`` trains every seed into ``OUT/seed-<k>/`` (in parallel
+where the cores allow), evaluates each on the task's validation realities
+(:mod:`sim2real.learn.reality_sets`; never the evaluation ones, which report transfer), keeps
+the best as ``OUT/best`` (a relative link to its folder) and writes ``OUT/seeds.json``: every
+seed's training result and validation figures, and which one was kept and why. Score: mean
+success rate over the validation worlds, ties broken by mean return. A sweep that stopped
+continues: a seed folder with a saved run resumes, a finished one costs nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from sim2real.core.atomic import write_text_atomic
+from sim2real.core.errors import InputError
+
+SEEDS_FILE = "seeds.json"
+BEST_LINK = "best"
+
+JobRunner = Callable[[Sequence[Callable[[], Any]]], list[Any]]
+"""Runs zero-argument jobs, returns their results in order (locally, or as Ray tasks)."""
+
+
+def parse_seeds(text: str, source: str = "--seeds") -> list[int]:
+    """'0-4' -> [0, 1, 2, 3, 4]; '1,3,7' and '0-2,9' too. Empty or descending ranges,
+    negative seeds and repeats are refused."""
+    seeds: list[int] = []
+    for part in (p.strip() for p in str(text).split(",")):
+        match = re.fullmatch(r"(\d+)(?:\s*-\s*(\d+))?", part)
+        if not match:
+            raise InputError(source, None, f"'{text}': give seeds >= 0 as 0-4, 1,3,7 or 0-2,9")
+        lo = int(match.group(1))
+        hi = int(match.group(2)) if match.group(2) is not None else lo
+        if hi < lo:
+            raise InputError(source, None, f"'{part}' is an empty range (write low-high)")
+        seeds += range(lo, hi + 1)
+    repeated = sorted({s for s in seeds if seeds.count(s) > 1})
+    if repeated:
+        raise InputError(source, None, f"seed {repeated[0]} given twice")
+    return seeds
+
+
+def seed_dir(out: Path, seed: int) -> Path:
+    return out / f"seed-{seed}"
+
+
+@dataclass
+class SeedScore:
+    seed: int
+    run_dir: Path
+    train: dict[str, float]
+    validation: list[dict[str, Any]]
+
+    @property
+    def success(self) -> float:
+        rates = [w["success_rate"] for w in self.validation if "success_rate" in w]
+        return sum(rates) / len(rates) if rates else float("nan")
+
+    @property
+    def mean_return(self) -> float:
+        values = [w["mean_return"] for w in self.validation if "mean_return" in w]
+        return sum(values) / len(values) if values else float("nan")
+
+    def key(self) -> tuple[float, float]:
+        return (_finite(self.success), _finite(self.mean_return))
+
+
+def _finite(x: float) -> float:
+    return x if x == x else float("-inf")
+
+
+@dataclass
+class SeedSweep:
+    out: Path
+    scores: list[SeedScore]
+    best: SeedScore
+    validation: list[str]
+
+    def lines(self) -> list[str]:
+        rows = [
+            f"seed {s.seed}: validation success {100 * s.success:.0f} %, return "
+            f"{s.mean_return:.0f} (training {100 * s.train['success_rate']:.0f} %)"
+            + ("  <- kept" if s is self.best else "")
+            for s in self.scores
+        ]
+        worlds = ", ".join(self.validation)
+        return [*rows, f"best: seed {self.best.seed} ({self.out / BEST_LINK}), on {worlds}"]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "validation_worlds": self.validation,
+            "rule": "highest mean validation success rate, then highest mean return",
+            "best_seed": self.best.seed,
+            "seeds": [
+                {
+                    "seed": s.seed,
+                    "run": s.run_dir.name,
+                    "train": s.train,
+                    "validation": s.validation,
+                    "validation_success": s.success,
+                    "validation_return": s.mean_return,
+                }
+                for s in self.scores
+            ],
+        }
+
+
+def local_runner(workers: int) -> JobRunner:
+    """Jobs in ``workers`` processes (1: in this process, in order)."""
+
+    def run(jobs: Sequence[Callable[[], Any]]) -> list[Any]:
+        if workers <= 1 or len(jobs) <= 1:
+            return [job() for job in jobs]
+        with ProcessPoolExecutor(max_workers=min(workers, len(jobs))) as pool:
+            return list(pool.map(_call, jobs))
+
+    return run
+
+
+def _call(job: Callable[[], Any]) -> Any:
+    return job()
+
+
+def default_workers(torch_threads: int) -> int:
+    """Trainings that fit the cores side by side (each runs ``torch_threads`` threads)."""
+    return max(1, (os.cpu_count() or 1) // max(1, torch_threads))
+
+
+def train_one_seed(run_dir: Path, env_id: str, seed: int, train_kw: dict[str, Any]) -> dict:
+    """One seed's training (resumed when its folder holds a saved run); its summary figures."""
+    from sim2real.learn.train import TRAIN_STATE_FILE, train
+
+    cfg = train_kw["train_config"].model_copy(update={"seed": seed})
+    resume = (run_dir / TRAIN_STATE_FILE).is_file()
+    result = train(run_dir, env_id, **{**train_kw, "train_config": cfg}, resume=resume, quiet=True)
+    return {
+        "env_steps": result.env_steps,
+        "wall_s": result.wall_s,
+        "mean_return": result.mean_return,
+        "success_rate": result.success_rate,
+    }
+
+
+def train_seeds(
+    out: str | Path,
+    env_id: str,
+    seeds: Sequence[int],
+    *,
+    train_kw: dict[str, Any],
+    validation: Sequence[str],
+    episodes: int = 50,
+    eval_seed: int = 7,
+    run_jobs: JobRunner | None = None,
+) -> SeedSweep:
+    """Train ``seeds`` into ``out/seed-<k>`` and keep the best on ``validation`` (reality names
+    or paths). ``train_kw``: :func:`sim2real.learn.train.train`'s keywords (``train_config``
+    required; its seed is replaced). Realities are loaded before any training, so a bad one
+    fails first."""
+    from sim2real.learn.evaluate import evaluate_policy
+    from sim2real.learn.policy import load_policy
+    from sim2real.learn.reality import load_reality
+
+    if not seeds:
+        raise InputError("--seeds", None, "no seed to train")
+    if not validation:
+        raise InputError("validation", None, f"{env_id} ships no validation worlds: give some")
+    worlds = [load_reality(r) for r in validation]
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    cfg = train_kw["train_config"]
+    run_jobs = run_jobs or local_runner(default_workers(cfg.torch_threads))
+    jobs = [partial(train_one_seed, seed_dir(out, s), env_id, s, train_kw) for s in seeds]
+    trained = run_jobs(jobs)
+    scores = []
+    for seed, summary in zip(seeds, trained, strict=True):
+        policy = load_policy(seed_dir(out, seed), expected_env_id=env_id)
+        results = evaluate_policy(policy, worlds, episodes=episodes, seed=eval_seed, training=False)
+        scores.append(SeedScore(seed, seed_dir(out, seed), summary, [r.to_dict() for r in results]))
+    best = max(scores, key=SeedScore.key)  # first of equals: the lowest seed given first
+    sweep = SeedSweep(out, scores, best, [w.name for w in worlds])
+    write_text_atomic(out / SEEDS_FILE, json.dumps(sweep.to_dict(), indent=2) + "\n")
+    _point_best(out, best.run_dir)
+    return sweep
+
+
+def _point_best(out: Path, target: Path) -> None:
+    """``out/best`` -> the kept seed's folder, replaced atomically."""
+    link, tmp = out / BEST_LINK, out / f".{BEST_LINK}.tmp"
+    tmp.unlink(missing_ok=True)
+    tmp.symlink_to(target.name, target_is_directory=True)
+    os.replace(tmp, link)

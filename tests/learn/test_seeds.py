@@ -1,0 +1,106 @@
+"""Seed sweeps: the seed range grammar, the keep-the-best rule on validation worlds, the files a
+sweep leaves, and a stopped sweep that continues."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from sim2real.core.errors import InputError
+from sim2real.learn.reality_sets import RealitySets, reality_sets
+from sim2real.learn.seeds import (
+    BEST_LINK,
+    SEEDS_FILE,
+    SeedScore,
+    local_runner,
+    parse_seeds,
+    train_seeds,
+)
+from sim2real.learn.train import TrainConfig
+
+ENV = "sim2real/PendulumSwingup-v0"
+
+
+@pytest.mark.parametrize(
+    ("text", "seeds"),
+    [("0-4", [0, 1, 2, 3, 4]), ("3", [3]), ("1,3,7", [1, 3, 7]), ("0-2, 9", [0, 1, 2, 9])],
+)
+def test_seed_ranges(text, seeds):
+    assert parse_seeds(text) == seeds
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [("4-0", "empty range"), ("", "give seeds"), ("-1", "give seeds"), ("a-b", "give seeds"),
+     ("1,1", "twice"), ("0-2,2", "twice")],
+)  # fmt: skip
+def test_bad_seed_ranges_name_the_option(text, why):
+    with pytest.raises(InputError, match=why) as err:
+        parse_seeds(text)
+    assert err.value.source == "--seeds"
+
+
+def _score(seed, success, ret):
+    worlds = [{"world": "w", "success_rate": success, "mean_return": ret}]
+    return SeedScore(seed, Path(f"seed-{seed}"), {}, worlds)
+
+
+def test_best_is_highest_validation_success_then_return():
+    scores = [_score(0, 0.5, 900.0), _score(1, 0.9, 100.0), _score(2, 0.9, 300.0)]
+    assert max(scores, key=SeedScore.key).seed == 2
+    nan = _score(3, float("nan"), float("nan"))  # a seed whose worlds were all skipped
+    assert max([nan, _score(4, 0.0, -5.0)], key=SeedScore.key).seed == 4
+
+
+def test_shipped_validation_and_evaluation_worlds_are_disjoint_and_load():
+    from sim2real.learn.reality import load_reality
+
+    sets = reality_sets(ENV)
+    assert sets.validation and sets.evaluation
+    assert not set(sets.validation) & set(sets.evaluation)
+    for name in sets.validation + sets.evaluation:
+        load_reality(name)
+    with pytest.raises(ValueError, match="in both"):
+        RealitySets(validation=["a", "b"], evaluation=["b"])
+
+
+def test_sweep_keeps_the_best_on_validation_and_continues(tmp_path):
+    cfg = TrainConfig(total_env_steps=8 * 16 * 2, num_envs=8, steps_per_env=16)
+    kw = {"train_config": cfg, "dr": "default"}
+    worlds = reality_sets(ENV).validation
+    calls = []
+
+    def runner(jobs):  # in this process, recording what ran
+        calls.append(len(jobs))
+        return local_runner(1)(jobs)
+
+    sweep = train_seeds(
+        tmp_path, ENV, [0, 1], train_kw=kw, validation=worlds, episodes=4, run_jobs=runner
+    )
+    doc = json.loads((tmp_path / SEEDS_FILE).read_text())
+    assert [s["seed"] for s in doc["seeds"]] == [0, 1]
+    assert doc["validation_worlds"] == worlds
+    per_seed = {s["seed"]: s for s in doc["seeds"]}
+    assert {w["world"] for w in per_seed[0]["validation"]} == set(worlds)  # no training world
+    expect = max(doc["seeds"], key=lambda s: (s["validation_success"], s["validation_return"]))
+    assert doc["best_seed"] == sweep.best.seed == expect["seed"]
+    assert (tmp_path / BEST_LINK).resolve() == (tmp_path / f"seed-{expect['seed']}").resolve()
+    assert (tmp_path / BEST_LINK / "policy.pt").is_file()
+    # the two seeds trained differently (the seed reached the weights)
+    assert per_seed[0]["train"]["mean_return"] != per_seed[1]["train"]["mean_return"]
+
+    metrics = (tmp_path / "seed-1" / "metrics.csv").read_text()
+    again = train_seeds(
+        tmp_path, ENV, [0, 1], train_kw=kw, validation=worlds, episodes=4, run_jobs=runner
+    )
+    assert (tmp_path / "seed-1" / "metrics.csv").read_text() == metrics  # nothing retrained
+    assert again.best.seed == sweep.best.seed
+
+
+def test_sweep_refuses_missing_worlds_before_training(tmp_path):
+    cfg = TrainConfig(total_env_steps=64, num_envs=4, steps_per_env=16)
+    with pytest.raises(InputError, match="no such file"):
+        train_seeds(tmp_path, ENV, [0], train_kw={"train_config": cfg}, validation=["nope"])
+    assert not (tmp_path / "seed-0").exists()
+    with pytest.raises(InputError, match="no validation worlds"):
+        train_seeds(tmp_path, ENV, [0], train_kw={"train_config": cfg}, validation=[])
