@@ -1,0 +1,143 @@
+"""Stable-Baselines3's SAC (soft actor-critic, off-policy: a replay buffer, twin critics, a
+tuned entropy coefficient; optionally gSDE exploration) on our environments, through
+:class:`~sim2real.learn.learners.sb3_env.Sb3VecEnv` and SB3's ``VecNormalize`` (running
+observation and return statistics, applied when the replay buffer is sampled).
+
+``iterate()`` runs SB3's own ``learn`` for ``steps_per_iteration`` environment steps more
+(``reset_num_timesteps=False``: the buffer, the optimizers and the last observation carry on).
+SAC's critic reads what the actor reads (SB3's SAC has no asymmetric critic), so the roles'
+critic groups are not used. ``policy()`` is the deterministic actor: VecNormalize's observation
+standardization, SB3's actor, tanh(mean) in [-1, 1].
+
+Not implemented: an exact resume (``get_state``): SB3 saves the model and, separately, the
+replay buffer, but not every random generator.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+
+import numpy as np
+import torch
+from pydantic import Field
+from stable_baselines3 import SAC
+from stable_baselines3.common.vec_env import VecNormalize
+from torch import nn
+
+from sim2real.core.strict import StrictModel
+from sim2real.learn.learners.sb3_env import Sb3VecEnv
+from sim2real.learn.vec import VecEnv
+
+
+class SACConfig(StrictModel):
+    """SB3 SAC's settings used here (SB3's defaults unless said)."""
+
+    learning_rate: float = Field(3e-4, gt=0, description="Adam step size of actor and critics")
+    buffer_size: int = Field(1_000_000, ge=1, description="replay buffer capacity [transitions]")
+    learning_starts: int = Field(
+        10_000, ge=0, description="environment steps of uniform random actions before learning"
+    )
+    batch_size: int = Field(256, ge=1, description="transitions per gradient step")
+    tau: float = Field(0.005, gt=0, le=1, description="Polyak factor of the target critics")
+    gamma: float = Field(0.99, gt=0, le=1, description="discount per control step")
+    train_freq: int = Field(
+        1, ge=1, description="batch steps (each num_envs environment steps) between updates"
+    )
+    gradient_steps: int = Field(1, ge=1, description="gradient steps per update")
+    ent_coef: str | float = Field("auto", description="entropy weight, 'auto': tuned")
+    use_sde: bool = Field(False, description="gSDE exploration (Raffin et al. 2022)")
+    sde_sample_freq: int = Field(-1, description="steps between gSDE noise draws (-1: per rollout)")
+    net_arch: list[int] = Field([256, 256], description="hidden widths of actor and critics")
+    norm_obs: bool = Field(True, description="standardize observations (VecNormalize)")
+    norm_reward: bool = Field(
+        False,
+        description="divide rewards by the running std of the discounted return (on the toy "
+        "rotor it slowed SAC's learning: the tuned entropy term outweighed rewards that small)",
+    )
+
+
+class DeterministicSACActor(nn.Module):
+    """Standardize (VecNormalize's statistics, clipped), SB3's actor, deterministic:
+    (B, obs_dim) float32 -> (B, A) in [-1, 1]."""
+
+    def __init__(
+        self, actor: nn.Module, mean: np.ndarray, var: np.ndarray, clip: float, eps: float
+    ):
+        super().__init__()
+        self.actor = actor
+        self.register_buffer("mean", torch.as_tensor(mean, dtype=torch.float32))
+        self.register_buffer("std", torch.as_tensor(np.sqrt(var + eps), dtype=torch.float32))
+        self.clip = float(clip)
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        x = ((obs - self.mean) / self.std).clamp(-self.clip, self.clip)
+        return self.actor(x, deterministic=True).clamp(-1.0, 1.0)
+
+
+class Sb3SAC:
+    """SB3's SAC on ``env``; the observation is the concatenation of ``groups``."""
+
+    def __init__(
+        self,
+        env: VecEnv,
+        *,
+        config: SACConfig,
+        groups: tuple[str, ...],
+        steps_per_iteration: int,
+        seed: int,
+        episode_window: int = 200,
+    ) -> None:
+        self.cfg = config
+        self.episodes: deque[tuple[float, float]] = deque(maxlen=episode_window)
+        self.steps_per_iteration = steps_per_iteration
+        self.venv = VecNormalize(
+            Sb3VecEnv(env, groups, self.episodes),
+            norm_obs=config.norm_obs,
+            norm_reward=config.norm_reward,
+            gamma=config.gamma,
+        )
+        self.model = SAC(
+            "MlpPolicy",
+            self.venv,
+            learning_rate=config.learning_rate,
+            buffer_size=config.buffer_size,
+            learning_starts=config.learning_starts,
+            batch_size=config.batch_size,
+            tau=config.tau,
+            gamma=config.gamma,
+            train_freq=config.train_freq,
+            gradient_steps=config.gradient_steps,
+            ent_coef=config.ent_coef,
+            use_sde=config.use_sde,
+            sde_sample_freq=config.sde_sample_freq,
+            policy_kwargs={"net_arch": list(config.net_arch)},
+            seed=seed,
+            device="cpu",
+            verbose=0,
+        )
+
+    @property
+    def batch(self) -> int:
+        return self.steps_per_iteration
+
+    def iterate(self) -> dict[str, float]:
+        """``steps_per_iteration`` environment steps with SAC's updates in between."""
+        t0 = time.perf_counter()
+        self.model.learn(self.steps_per_iteration, reset_num_timesteps=False, progress_bar=False)
+        log = self.model.logger.name_to_value
+        out = {"wall_s": time.perf_counter() - t0, "env_steps": float(self.model.num_timesteps)}
+        for key in ("train/actor_loss", "train/critic_loss", "train/ent_coef"):
+            if key in log:
+                out[key.split("/")[1]] = float(log[key])
+        return out
+
+    def policy(self) -> DeterministicSACActor:
+        rms = self.venv.obs_rms
+        dim = self.venv.observation_space.shape[0]
+        mean = rms.mean if self.cfg.norm_obs else np.zeros(dim)
+        var = rms.var if self.cfg.norm_obs else np.ones(dim) - self.venv.epsilon
+        clip = self.venv.clip_obs if self.cfg.norm_obs else np.inf
+        return DeterministicSACActor(
+            self.model.policy.actor, mean, var, clip, self.venv.epsilon
+        ).eval()
