@@ -98,14 +98,14 @@ def test_ppo_learns_the_toy_task(tmp_path, sde):
 
 def test_state_dependent_noise_has_the_actors_std_and_holds_between_draws():
     from sim2real.learn.ppo import Actor, NetConfig
-    from sim2real.learn.train import _Noise
+    from sim2real.learn.ppo_rollout import ExplorationNoise
 
     gen = torch.Generator().manual_seed(0)
     actor = Actor(3, 2, NetConfig(state_dependent_noise=True, init_std=0.5))
     with torch.no_grad():
         actor.log_std[:, 1] -= 1.0  # the second action explores less
         _, features = actor.mean_and_features(torch.randn(1, 3).expand(20000, 3))
-    noise = _Noise(0.0, 3, (20000, *actor.log_std.shape), gen)  # 20000 envs, one state
+    noise = ExplorationNoise(0.0, 3, (20000, *actor.log_std.shape), gen)  # 20000 envs, one state
     with torch.no_grad():
         sigma = actor.std(features)
         draws = [noise.sample(actor, features, sigma, gen) for _ in range(4)]

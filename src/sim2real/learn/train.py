@@ -1,8 +1,8 @@
-"""PPO training of a policy on a :class:`~sim2real.learn.vec.VecEnv`, into a run folder:
-
-``RUN/config.yaml`` (the fully resolved settings), ``RUN/metrics.csv`` (the training curve),
-``RUN/tb/`` (TensorBoard scalars), ``RUN/policy.pt`` (the actor, see
-:mod:`sim2real.learn.policy`) and ``RUN/train_state.pt`` (everything needed to continue).
+"""PPO training of a policy on a :class:`~sim2real.learn.vec.VecEnv`, into a run folder
+(:mod:`sim2real.learn.run_folder`): ``RUN/config.yaml`` (the fully resolved settings),
+``RUN/metrics.csv`` (the training curve), ``RUN/tb/`` (TensorBoard scalars), ``RUN/policy.pt``
+(the actor, see :mod:`sim2real.learn.policy`) and ``RUN/train_state.pt`` (everything needed to
+continue). The rollout is :mod:`sim2real.learn.ppo_rollout`'s, the update :mod:`.ppo`'s.
 
 ``train(..., resume=True)`` continues exactly where a killed run stopped: the checkpoint holds
 the model, the optimizer, the normalizers, every random generator, the environment's own state
@@ -12,8 +12,6 @@ the same parameters as 4 in one go.
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 import random
 import re
@@ -30,41 +28,41 @@ import torch
 import yaml
 from pydantic import Field, ValidationError
 
-from sim2real.core.atomic import atomic_path, write_text_atomic
 from sim2real.core.errors import InputError
 from sim2real.core.strict import StrictModel
 from sim2real.learn.learners.normalize import ReturnScale
 from sim2real.learn.policy import PolicyMeta, save_policy
-from sim2real.learn.ppo import (
-    PPO,
-    ActorCritic,
-    NetConfig,
-    PPOConfig,
-    RolloutStorage,
+from sim2real.learn.ppo import PPO, ActorCritic, NetConfig, PPOConfig, RolloutStorage
+from sim2real.learn.ppo_rollout import ExplorationNoise, collect
+from sim2real.learn.run_folder import (
+    METRIC_COLUMNS,
+    METRICS_FILE,
+    TIMING_COLUMNS,
+    TRAIN_STATE_FILE,
+    load_train_state,
+    progress_bar,
+    read_metrics,
+    save_train_state,
+    write_config,
+    write_metrics,
 )
-from sim2real.learn.vec import ObsRoles, VecEnv, concat_obs
+from sim2real.learn.vec import ObsRoles, VecEnv
 
-TRAIN_STATE_FILE = "train_state.pt"
-METRICS_FILE = "metrics.csv"
-METRIC_COLUMNS = (
-    "iteration",
-    "env_steps",
-    "wall_s",
-    "steps_per_s",
-    "collect_s",
-    "learn_s",
-    "mean_return",
-    "success_rate",
-    "episodes",
-    "policy_loss",
-    "value_loss",
-    "entropy",
-    "kl",
-    "bound_loss",
-    "learning_rate",
-    "action_std",
-)
-TIMING_COLUMNS = ("wall_s", "steps_per_s", "collect_s", "learn_s")
+__all__ = [  # the run folder's names, for the callers that know them from here
+    "METRICS_FILE",
+    "METRIC_COLUMNS",
+    "TIMING_COLUMNS",
+    "TRAIN_STATE_FILE",
+    "EnvFactory",
+    "ReturnScale",
+    "TrainConfig",
+    "TrainResult",
+    "default_train_config",
+    "load_train_config",
+    "progress_bar",
+    "read_metrics",
+    "train",
+]
 
 EnvFactory = Callable[..., VecEnv]  # (env_id, num_envs, *, seed, dr, config) -> VecEnv
 
@@ -192,7 +190,7 @@ def train(
     make_env = make_env or default_make_env
     state: dict[str, Any] | None = None
     if resume:
-        state = _load_train_state(run_dir, env_id)
+        state = load_train_state(run_dir, env_id)
         cfg = TrainConfig(**state["train_config"])
         if train_config is not None:
             cfg = cfg.model_copy(update={"total_env_steps": train_config.total_env_steps})
@@ -226,7 +224,7 @@ def train(
     generator = torch.Generator().manual_seed(cfg.seed)
     rho = math.exp(-env.control_dt / cfg.noise_correlation_s) if cfg.noise_correlation_s else 0.0
     noise_shape = (cfg.num_envs, *model.actor.log_std.shape)  # per env: (A,) or (features, A)
-    noise = _Noise(rho, cfg.sde_resample_steps, noise_shape, generator)
+    noise = ExplorationNoise(rho, cfg.sde_resample_steps, noise_shape, generator)
     reward_scale = ReturnScale(cfg.num_envs, cfg.ppo.gamma) if cfg.ppo.normalize_rewards else None
     episodes: deque[tuple[float, float]] = deque(maxlen=cfg.episode_window)
     rows: list[dict[str, float]] = []
@@ -251,8 +249,8 @@ def train(
         episodes.extend(state["episodes"])
         rows = list(state["metrics"])
         iteration, env_steps, wall_before = state["iteration"], state["env_steps"], state["wall_s"]
-    _write_config(run_dir, env_id, dr, env_config, roles, cfg)
-    _write_metrics(run_dir, rows)
+    write_config(run_dir, env_id, dr, env_config, roles, cfg.model_dump())
+    write_metrics(run_dir, rows)
 
     from torch.utils.tensorboard import SummaryWriter
 
@@ -262,7 +260,7 @@ def train(
     start = time.perf_counter()
 
     def checkpoint() -> None:
-        _save_train_state(run_dir, locals_for_state())
+        save_train_state(run_dir, locals_for_state())
         meta.iteration, meta.env_steps = iteration, env_steps
         save_policy(run_dir, model.actor, meta)
 
@@ -304,7 +302,7 @@ def train(
             )
             while iteration < cfg.iterations:
                 t0 = time.perf_counter()
-                obs = _collect(
+                obs = collect(
                     env,
                     model,
                     storage,
@@ -326,7 +324,7 @@ def train(
                 row = _metrics_row(iteration, env_steps, episodes, losses, storage, t0, t1, t2)
                 row["wall_s"] = wall_before + t2 - start
                 rows.append(row)
-                _write_metrics(run_dir, rows)
+                write_metrics(run_dir, rows)
                 for key in METRIC_COLUMNS[2:]:
                     writer.add_scalar(f"train/{key}", row[key], iteration)
                 progress.update(
@@ -350,93 +348,6 @@ def train(
         success_rate=float(last["success_rate"]),
         deployable=meta.deployable,
     )
-
-
-class _Noise:
-    """Exploration noise per environment and action. White (``rho`` = 0): N(0, 1) per step,
-    times the std. AR(1): ``e <- rho e + sqrt(1 - rho^2) xi``, every step still N(0, 1), so the
-    Gaussian log-probabilities of PPO hold per step. State-dependent (gSDE): ``features @ (E *
-    std)`` with E ~ N(0, 1) per environment, drawn again every ``resample`` steps: N(0, std(s)^2)
-    per step, the same function of the state in between."""
-
-    def __init__(self, rho: float, resample: int, shape: tuple[int, ...], generator) -> None:
-        self.rho, self.resample, self.steps = rho, resample, 0
-        self.state = torch.randn(shape, generator=generator)
-
-    def sample(
-        self, actor, features: torch.Tensor, sigma: torch.Tensor, generator: torch.Generator
-    ) -> torch.Tensor:
-        """The noise to add to the mean action (N, action_dim); ``sigma`` = actor.std(features)."""
-        if actor.state_dependent:
-            if self.steps % self.resample == 0:
-                self.state = torch.randn(self.state.shape, generator=generator)
-            self.steps += 1
-            weights = self.state * actor.log_std.exp()  # (N, features, actions)
-            return torch.einsum("nf,nfa->na", features, weights)
-        xi = torch.randn(self.state.shape, generator=generator)
-        if self.rho == 0.0:
-            self.state = xi
-        else:
-            self.state = self.rho * self.state + math.sqrt(1.0 - self.rho**2) * xi
-        return sigma * self.state
-
-    def get_state(self) -> dict[str, Any]:
-        return {"state": self.state.clone(), "steps": self.steps}
-
-    def set_state(self, state: dict[str, Any]) -> None:
-        self.state, self.steps = state["state"].clone(), state["steps"]
-
-
-@torch.no_grad()
-def _collect(
-    env: VecEnv,
-    model: ActorCritic,
-    storage: RolloutStorage,
-    obs: dict[str, np.ndarray],
-    roles: ObsRoles,
-    generator: torch.Generator,
-    noise: _Noise,
-    reward_scale: ReturnScale | None,
-    ppo_cfg: PPOConfig,
-    episodes: deque,
-) -> dict[str, np.ndarray]:
-    """Fill ``storage`` with one rollout; returns the observation to continue from."""
-    gamma = ppo_cfg.gamma
-    for t in range(storage.steps):
-        actor_obs = torch.from_numpy(concat_obs(obs, roles.actor))
-        critic_obs = torch.from_numpy(concat_obs(obs, roles.critic))
-        mu, features = model.actor.mean_and_features(actor_obs)
-        sigma = model.actor.std(features)
-        action = mu + noise.sample(model.actor, features, sigma, generator)
-        log_prob = torch.distributions.Normal(mu, sigma).log_prob(action).sum(-1)
-        result = env.step(action.numpy())
-        done = np.asarray(result.terminated) | np.asarray(result.truncated)
-        reward = np.asarray(result.reward, dtype=np.float64)
-        if reward_scale is not None:
-            reward = reward_scale(reward, done)
-        reward = torch.as_tensor(reward, dtype=torch.float32)
-        # a time limit is not a failure: bootstrap from the value of the last observation
-        bootstrap = np.asarray(result.truncated) & ~np.asarray(result.terminated)
-        if bootstrap.any():
-            final = torch.from_numpy(concat_obs(result.final_obs, roles.critic)[bootstrap])
-            reward[torch.from_numpy(bootstrap)] += gamma * model.critic(final)
-        storage.actor_obs[t] = actor_obs
-        storage.critic_obs[t] = critic_obs
-        storage.actions[t] = action
-        storage.log_probs[t] = log_prob
-        storage.mu[t] = mu
-        storage.sigma[t] = sigma
-        storage.values[t] = model.critic(critic_obs)
-        storage.rewards[t] = reward
-        storage.dones[t] = torch.from_numpy(done.astype(np.float32))
-        ret = np.asarray(result.info["episode_return"], dtype=float)
-        success = np.asarray(result.info["episode_success"], dtype=float)
-        for i in np.flatnonzero(np.isfinite(ret)):
-            episodes.append((float(ret[i]), float(success[i])))
-        obs = result.obs
-    last_values = model.critic(torch.from_numpy(concat_obs(obs, roles.critic)))
-    storage.compute_returns(last_values, gamma, ppo_cfg.lam)
-    return obs
 
 
 def _metrics_row(
@@ -464,80 +375,3 @@ def _metrics_row(
         **losses,
         "action_std": action_std,
     }
-
-
-def _write_metrics(run_dir: Path, rows: list[dict[str, float]]) -> None:
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=METRIC_COLUMNS, lineterminator="\n")
-    w.writeheader()
-    for row in rows:
-        w.writerow({k: row[k] for k in METRIC_COLUMNS})
-    write_text_atomic(run_dir / METRICS_FILE, buf.getvalue())
-
-
-def read_metrics(run_dir: str | Path) -> list[dict[str, float]]:
-    """The training curve of a run, one dict of floats per iteration."""
-    with open(Path(run_dir) / METRICS_FILE, newline="") as f:
-        return [{k: float(v) for k, v in row.items()} for row in csv.DictReader(f)]
-
-
-def _write_config(
-    run_dir: Path, env_id: str, dr: Any, env_config: dict, roles: ObsRoles, cfg: TrainConfig
-) -> None:
-    resolved = {
-        "env_id": env_id,
-        "dr": dr,
-        "env_config": env_config,
-        "roles": {"actor": list(roles.actor), "critic": list(roles.critic)},
-        "train": cfg.model_dump(),
-    }
-    write_text_atomic(run_dir / "config.yaml", yaml.safe_dump(resolved, sort_keys=False))
-
-
-def _save_train_state(run_dir: Path, state: dict[str, Any]) -> None:
-    with atomic_path(run_dir / TRAIN_STATE_FILE) as tmp:
-        torch.save(state, tmp)
-
-
-def _load_train_state(run_dir: Path, env_id: str) -> dict[str, Any]:
-    path = run_dir / TRAIN_STATE_FILE
-    if not path.is_file():
-        raise InputError(path, None, "no checkpoint to resume from")
-    try:
-        # our own file: it holds the environment's pickled state, hence weights_only=False
-        state = torch.load(path, map_location="cpu", weights_only=False)
-        saved_env = state["env_id"]
-    except Exception as exc:
-        raise InputError(path, None, f"not a readable checkpoint ({exc})") from exc
-    if saved_env != env_id:
-        raise InputError(path, "env_id", f"checkpoint of {saved_env!r}, not of {env_id!r}")
-    return state
-
-
-class _Quiet:
-    def __enter__(self) -> _Quiet:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        return None
-
-    def add_task(self, *a: Any, **kw: Any) -> int:
-        return 0
-
-    def update(self, *a: Any, **kw: Any) -> None:
-        return None
-
-
-def progress_bar(quiet: bool) -> Any:
-    if quiet:
-        return _Quiet()
-    from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
-
-    return Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        TextColumn("{task.completed:,}/{task.total:,} steps"),
-        TextColumn("{task.fields[rate]} steps/s"),
-        TimeRemainingColumn(),
-        TextColumn("{task.fields[info]}"),
-    )

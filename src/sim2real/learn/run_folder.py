@@ -1,0 +1,119 @@
+"""The files of a training run folder, written atomically, and the progress display.
+
+``RUN/config.yaml`` (the fully resolved settings), ``RUN/metrics.csv`` (the training curve, one
+row per iteration), ``RUN/train_state.pt`` (everything needed to continue exactly: our own
+pickled file, never someone else's), and a progress bar with steps/s and the time remaining.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+from typing import Any
+
+import torch
+import yaml
+
+from sim2real.core.atomic import atomic_path, write_text_atomic
+from sim2real.core.errors import InputError
+from sim2real.learn.vec import ObsRoles
+
+TRAIN_STATE_FILE = "train_state.pt"
+METRICS_FILE = "metrics.csv"
+METRIC_COLUMNS = (
+    "iteration",
+    "env_steps",
+    "wall_s",
+    "steps_per_s",
+    "collect_s",
+    "learn_s",
+    "mean_return",
+    "success_rate",
+    "episodes",
+    "policy_loss",
+    "value_loss",
+    "entropy",
+    "kl",
+    "bound_loss",
+    "learning_rate",
+    "action_std",
+)
+TIMING_COLUMNS = ("wall_s", "steps_per_s", "collect_s", "learn_s")
+
+
+def write_metrics(run_dir: Path, rows: list[dict[str, float]]) -> None:
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=METRIC_COLUMNS, lineterminator="\n")
+    w.writeheader()
+    for row in rows:
+        w.writerow({k: row[k] for k in METRIC_COLUMNS})
+    write_text_atomic(run_dir / METRICS_FILE, buf.getvalue())
+
+
+def read_metrics(run_dir: str | Path) -> list[dict[str, float]]:
+    """The training curve of a run, one dict of floats per iteration."""
+    with open(Path(run_dir) / METRICS_FILE, newline="") as f:
+        return [{k: float(v) for k, v in row.items()} for row in csv.DictReader(f)]
+
+
+def write_config(
+    run_dir: Path, env_id: str, dr: Any, env_config: dict, roles: ObsRoles, train: dict
+) -> None:
+    resolved = {
+        "env_id": env_id,
+        "dr": dr,
+        "env_config": env_config,
+        "roles": {"actor": list(roles.actor), "critic": list(roles.critic)},
+        "train": train,
+    }
+    write_text_atomic(run_dir / "config.yaml", yaml.safe_dump(resolved, sort_keys=False))
+
+
+def save_train_state(run_dir: Path, state: dict[str, Any]) -> None:
+    with atomic_path(run_dir / TRAIN_STATE_FILE) as tmp:
+        torch.save(state, tmp)
+
+
+def load_train_state(run_dir: Path, env_id: str) -> dict[str, Any]:
+    path = run_dir / TRAIN_STATE_FILE
+    if not path.is_file():
+        raise InputError(path, None, "no checkpoint to resume from")
+    try:
+        # our own file: it holds the environment's pickled state, hence weights_only=False
+        state = torch.load(path, map_location="cpu", weights_only=False)
+        saved_env = state["env_id"]
+    except Exception as exc:
+        raise InputError(path, None, f"not a readable checkpoint ({exc})") from exc
+    if saved_env != env_id:
+        raise InputError(path, "env_id", f"checkpoint of {saved_env!r}, not of {env_id!r}")
+    return state
+
+
+class _Quiet:
+    def __enter__(self) -> _Quiet:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def add_task(self, *a: Any, **kw: Any) -> int:
+        return 0
+
+    def update(self, *a: Any, **kw: Any) -> None:
+        return None
+
+
+def progress_bar(quiet: bool) -> Any:
+    if quiet:
+        return _Quiet()
+    from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+
+    return Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        TextColumn("{task.completed:,}/{task.total:,} steps"),
+        TextColumn("{task.fields[rate]} steps/s"),
+        TimeRemainingColumn(),
+        TextColumn("{task.fields[info]}"),
+    )
