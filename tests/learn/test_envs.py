@@ -15,6 +15,8 @@ from scipy.optimize import brentq
 
 from sim2real.core.errors import InputError
 from sim2real.learn.envs import ENV_IDS, default_dr_path, env_config, make_vec
+from sim2real.learn.envs.pendubot import tip_height
+from sim2real.learn.envs.terms import StepView
 from sim2real.learn.randomization import Randomization, Term, load_randomization
 from sim2real.learn.vec import VecEnv
 
@@ -272,7 +274,7 @@ def test_actuator_parameters_are_randomizable():
     )
     env = make_vec(ENV, 4, seed=0, dr=dr, config={"actuator": {"kind": "pd"}})
     env.reset()
-    kp = env.runtime.p["kp_Nm_rad_per_fw"]
+    kp = env.act.runtime.p["kp_Nm_rad_per_fw"]
     assert kp.shape == (4,) and np.all((kp >= 0.01) & (kp <= 0.02)) and len(set(kp)) == 4
 
 
@@ -313,7 +315,7 @@ def test_state_dependent_friction_steps_in_python_exactly():
         d.qfrc_applied[0] = -0.2 * (2 / np.pi) * np.arctan(d.qvel[0] / 0.01)
         mujoco.mj_step(model, d)
     assert env.stepper.qvel[0, 0] == pytest.approx(d.qvel[0], abs=1e-12)
-    assert env._state_dependent
+    assert env.batch_extras.state_dependent
 
 
 def test_fitted_model_with_sidecar_sets_the_nominal(tmp_path):
@@ -330,7 +332,7 @@ def test_fitted_model_with_sidecar_sets_the_nominal(tmp_path):
     col = env.space.names.index
     assert env.nominal[col("delay_s")] == pytest.approx(0.01)
     assert env.nominal[col("pos_noise_rad")] == pytest.approx(0.003)
-    assert list(env._delay_sub) == [7, 7]  # (10 + 4) ms / 2 ms
+    assert list(env.act.delay_sub) == [7, 7]  # (10 + 4) ms / 2 ms
 
 
 def test_torque_actuator_with_ideal_settings_matches_the_fast_path():
@@ -355,13 +357,13 @@ def test_pendubot_check_env_and_layout():
     env = make_vec(PENDUBOT, 2, seed=0)
     obs = env.reset()
     names = [t.name for t in env.obs_groups["policy"].terms]
-    per_joint = [f"{t}{j}" for j in (1, 2) for t in ("q", "cos_q", "sin_q", "qvel")]
+    per_joint = [f"{t}[{j}]" for j in (0, 1) for t in ("q", "cos_q", "sin_q", "qvel")]
     assert names == [*per_joint, "prev_action"]
     assert obs["policy"].shape == (2, 9 * env.obs_groups["policy"].history)
     assert np.array_equal(env.action_limit, [6.0])
     # the elbow is passive: the action drives the shoulder's actuator only
     env.step(np.ones((2, 1)))
-    assert env.act_index == 0 and env.stepper.models[0].actuator_trnid[0, 0] == 0
+    assert list(env.act.act_index) == [0] and env.stepper.models[0].actuator_trnid[0, 0] == 0
 
 
 def test_pendubot_height_and_success_when_held_upright():
@@ -369,7 +371,8 @@ def test_pendubot_height_and_success_when_held_upright():
     env.reset()
     q = np.array([[0.0, 0.0], [np.pi, 0.0], [np.pi / 2, -np.pi / 2], [np.pi, np.pi]])
     # tip heights -0.5, 0.5, -0.2 (upper link horizontal, lower hanging), 0.1 (folded) m
-    assert np.allclose(env.height(q), [0.0, 1.0, 0.5 * (1 - 0.2 / 0.5), 0.5 * (1 + 0.1 / 0.5)])
+    height = tip_height(StepView(q, q, q, q, q))
+    assert np.allclose(height, [0.0, 1.0, 0.5 * (1 - 0.2 / 0.5), 0.5 * (1 + 0.1 / 0.5)])
     # both joints' static friction holds the exact upright with zero torque
     env.stepper.state[:, 1:3] = [[np.pi, 0.0], [np.pi, 0.3]]  # row 1: elbow out of the band
     env.stepper.state[:, 3:5] = 0.0
@@ -394,8 +397,9 @@ def test_angle_and_energy_reward_terms_by_hand():
                                    range=(2.0, 2.0), operation="scale")])  # fmt: skip
     env = make_vec(ENV, 2, seed=0, dr=dr, config={"reward": {"energy": 1.0}})
     env.reset(seed=0)
-    assert env._mgl == pytest.approx(2 * 0.1022 * 9.81, rel=1e-3)  # published m cx, doubled
-    assert env._inertia == pytest.approx(2 * 0.06259, rel=2e-3)  # J doubles with the mass
+    energy = env.reward_terms["energy"]
+    assert energy.mgl == pytest.approx(2 * 0.1022 * 9.81, rel=1e-3)  # published m cx, doubled
+    assert energy.inertia == pytest.approx(2 * 0.06259, rel=2e-3)  # J doubles with the mass
 
 
 def test_desync_spreads_the_first_episodes_only():

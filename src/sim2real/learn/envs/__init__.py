@@ -1,5 +1,6 @@
-"""Registry of the learning environments: ids, configs, the batched constructor, and the
-gymnasium registration (on import) of a single-environment wrapper for each id."""
+"""Registry of the learning environments: each is a *task* (:mod:`.task`) on the one generic
+batched environment (:mod:`.manager`). Ids, configs, the batched constructor, and the gymnasium
+registration (on import) of a single-environment wrapper for each id."""
 
 from __future__ import annotations
 
@@ -8,59 +9,43 @@ from pathlib import Path
 from typing import Any
 
 import gymnasium
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from sim2real.core.errors import InputError
 from sim2real.core.strict import validation_error
-from sim2real.learn.envs import double_pendulum, pendulum
+from sim2real.learn.envs import cartpole, pendubot, pendulum
+from sim2real.learn.envs.gym_env import gym_factory
+from sim2real.learn.envs.manager import ManagerVecEnv
+from sim2real.learn.envs.task import Task
 from sim2real.learn.randomization import Randomization
 from sim2real.learn.vec import VecEnv
 
-
-class _Entry:
-    def __init__(self, config_cls: type[BaseModel], vec_cls: type, gym_entry: str, default_dr):
-        self.config_cls, self.vec_cls, self.gym_entry = config_cls, vec_cls, gym_entry
-        self.default_dr = default_dr
+TASKS: dict[str, Task] = {t.env_id: t for t in (pendulum.TASK, pendubot.TASK, cartpole.TASK)}
+ENV_IDS: tuple[str, ...] = tuple(TASKS)
 
 
-_ENVS: dict[str, _Entry] = {
-    pendulum.ENV_ID: _Entry(
-        pendulum.PendulumSwingupConfig,
-        pendulum.PendulumSwingupVec,
-        "sim2real.learn.envs.pendulum:PendulumSwingupEnv",
-        pendulum.DEFAULT_DR,
-    ),
-    double_pendulum.ENV_ID: _Entry(
-        double_pendulum.PendubotSwingupConfig,
-        double_pendulum.PendubotSwingupVec,
-        "sim2real.learn.envs.double_pendulum:PendubotSwingupEnv",
-        double_pendulum.DEFAULT_DR,
-    ),
-}
-ENV_IDS: tuple[str, ...] = tuple(_ENVS)
-
-
-def _entry(env_id: str) -> _Entry:
-    if env_id not in _ENVS:
+def task(env_id: str) -> Task:
+    """The task registered as ``env_id`` (InputError with close matches)."""
+    if env_id not in TASKS:
         close = difflib.get_close_matches(env_id, ENV_IDS, n=3, cutoff=0.4)
         hint = f"; did you mean {', '.join(close)}?" if close else ""
         raise InputError("ENV", env_id, f"unknown environment (have {', '.join(ENV_IDS)}){hint}")
-    return _ENVS[env_id]
+    return TASKS[env_id]
 
 
 def env_config(env_id: str, data: dict | None = None, source: str | Path = "config") -> Any:
     """The environment's config (defaults, or ``data`` validated; errors as InputError)."""
-    cls = _entry(env_id).config_cls
+    cls = task(env_id).config_cls
     try:
         return cls.model_validate(data or {})
     except ValidationError as err:
-        raise validation_error(err, source) from None
+        raise validation_error(err, source, model=cls) from None
 
 
 def default_dr_path(env_id: str) -> Path | Randomization:
     """The randomization used when ``dr="default"``: a YAML path (or, for an environment whose
     default is defined in code, the :class:`Randomization` itself)."""
-    return _entry(env_id).default_dr
+    return task(env_id).default_dr
 
 
 def make_vec(
@@ -70,20 +55,24 @@ def make_vec(
     seed: int = 0,
     dr: str | Path | Randomization | None = "default",
     config: Any = None,
+    env_offset: int = 0,
 ) -> VecEnv:
     """``num_envs`` environments of ``env_id``. ``dr``: ``"default"`` (the environment's
     shipped randomization), ``None`` (none), a YAML path or a :class:`Randomization`.
-    ``config``: the env's config object or a dict of its fields."""
-    entry = _entry(env_id)
-    if config is not None and not isinstance(config, entry.config_cls):
+    ``config``: the env's config object or a dict of its fields. ``env_offset``: the global
+    index of the first environment: environment ``i`` draws from the stream of
+    ``(seed, env_offset + i)``, so a shard built with ``env_offset=k`` steps exactly as
+    environments ``k...`` of the whole batch."""
+    t = task(env_id)
+    if config is not None and not isinstance(config, t.config_cls):
         config = env_config(env_id, config)
-    return entry.vec_cls(num_envs, seed=seed, dr=dr, config=config)
+    return ManagerVecEnv(t, num_envs, seed=seed, dr=dr, config=config, env_offset=env_offset)
 
 
 def _register() -> None:
-    for env_id, entry in _ENVS.items():
+    for env_id, t in TASKS.items():
         if env_id not in gymnasium.registry:
-            gymnasium.register(id=env_id, entry_point=entry.gym_entry)
+            gymnasium.register(id=env_id, entry_point=gym_factory(t))
 
 
 _register()

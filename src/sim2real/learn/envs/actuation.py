@@ -1,0 +1,100 @@
+"""The action's way into the physics (the action manager of
+:class:`~sim2real.learn.envs.manager.ManagerVecEnv`): the command ``action * limit`` of each
+actuated joint through a delay line at substep resolution, then either straight to the MuJoCo
+actuators (``ctrl``: the ``mujoco.rollout`` fast path) or through an actuator model (a runtime
+of :mod:`sim2real.actuators.models`, one call per substep for the whole batch) into
+``qfrc_applied``; the state-dependent smooth friction of the model's extras joins either."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from sim2real.sim.vecstep import BatchExtras, VecStepper
+
+
+class Actuation:
+    """Delay line and actuator model of ``num_envs`` environments for the joints
+    ``act_qadr`` / ``act_dof`` driven by the actuators ``act_index``."""
+
+    def __init__(
+        self,
+        stepper: VecStepper,
+        act: tuple[np.ndarray, np.ndarray, np.ndarray],
+        nsub: int,
+        timestep: float,
+        max_delay_s: float,
+        actuator_cfg: Any | None,
+        actuator_values: dict[str, np.ndarray],
+    ) -> None:
+        self.stepper, self.nsub, self.timestep = stepper, nsub, timestep
+        self.act_qadr, self.act_dof, self.act_index = act
+        self.num_envs = stepper.num
+        self.base_armature = stepper.base.dof_armature[self.act_dof].copy()
+        self.runtime = None if actuator_cfg is None else actuator_cfg.build(actuator_values)
+        self.hist_len = nsub + int(np.ceil(max_delay_s / timestep)) + 1
+        self._sub_idx = self.hist_len - nsub + np.arange(nsub)[None, :]
+        self._rows_col = np.arange(self.num_envs)[:, None]
+        self.alloc()
+
+    def alloc(self) -> None:
+        self.torque_hist = np.zeros((self.num_envs, self.hist_len, len(self.act_index)))
+        self.delay_sub = np.zeros(self.num_envs, dtype=int)
+
+    def reset(self) -> None:
+        self.alloc()
+        if self.runtime is not None:
+            self.runtime.reset()
+
+    def reset_rows(self, rows: np.ndarray) -> None:
+        self.torque_hist[rows] = 0.0
+        if self.runtime is not None:
+            self.runtime.reset_rows(rows)
+
+    def armature(self, actuator_values: dict[str, np.ndarray]) -> np.ndarray:
+        """(N,) armature the actuator model adds to its joint (its parameters updated)."""
+        if self.runtime is None:
+            return np.zeros(self.num_envs)
+        self.runtime.p.update(actuator_values)
+        return np.broadcast_to(self.runtime.armature_kgm2, (self.num_envs,))
+
+    def set_delays(self, delay_s: np.ndarray) -> None:
+        """(N,) command delays [s], rounded to substeps."""
+        top = self.hist_len - self.nsub
+        self.delay_sub = np.clip(np.round(delay_s / self.timestep).astype(int), 0, top)
+
+    def step(self, command: np.ndarray, qfrc: np.ndarray, extras: BatchExtras) -> None:
+        """Advance the physics by one control step under ``command`` (N, A) and the external
+        generalised forces ``qfrc`` (N, nsub, nv)."""
+        nsub, hist = self.nsub, self.torque_hist
+        hist[:, :-nsub] = hist[:, nsub:]  # newest last
+        hist[:, -nsub:] = command[:, None, :]
+        delayed = hist[self._rows_col, self._sub_idx - self.delay_sub[:, None]]  # (N, nsub, A)
+        ctrl = np.zeros((self.num_envs, nsub, self.stepper.nu))
+        friction = extras.state_dependent
+        feedback = None
+        if self.runtime is not None:
+            feedback = self._actuator_feedback(delayed[:, :, 0], extras, friction)
+        else:
+            ctrl[:, :, self.act_index] = delayed
+            if friction:
+                feedback = lambda k, qpos, qvel, tau_ext, inertia: extras.friction_torque(qvel)  # noqa: E731
+        self.stepper.step(ctrl, qfrc, feedback)
+
+    def _actuator_feedback(self, command: np.ndarray, extras: BatchExtras, friction: bool):
+        from sim2real.actuators.models import ActuatorState
+
+        runtime, dof, qadr = self.runtime, int(self.act_dof[0]), int(self.act_qadr[0])
+        state = ActuatorState(dt_s=self.timestep)
+
+        def feedback(k, qpos, qvel, tau_ext, inertia):
+            state.tau_ext_Nm = tau_ext[:, dof]
+            state.inertia_kgm2 = inertia[:, dof]
+            tau = np.zeros_like(qvel)
+            tau[:, dof] = runtime.torque(command[:, k], qpos[:, qadr], qvel[:, dof], state)
+            if friction:
+                tau += extras.friction_torque(qvel)
+            return tau
+
+        return feedback

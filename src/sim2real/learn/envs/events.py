@@ -1,0 +1,67 @@
+"""Randomization events of :class:`~sim2real.learn.envs.manager.ManagerVecEnv` (its event
+manager): the terms of a :class:`~sim2real.learn.randomization.Randomization` drawn once per
+environment (``startup``), at every episode start (``reset``) and at random times within an
+episode (``interval``), and the start states. Every draw of environment ``r`` comes from its
+own stream (:class:`~sim2real.learn.envs.streams.EnvStreams`), so it depends on nothing but
+that environment's own history."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sim2real.learn.envs.streams import EnvStreams
+from sim2real.learn.randomization import BoundTerm, Randomizer
+
+
+class Events:
+    """The randomizer's terms for ``streams.num`` environments stepped every ``control_dt``."""
+
+    def __init__(self, randomizer: Randomizer, streams: EnvStreams, control_dt: float) -> None:
+        self.randomizer, self.streams, self.control_dt = randomizer, streams, control_dt
+        self.interval = randomizer.terms("interval")
+        self.next_fire = np.zeros((len(self.interval), streams.num), dtype=np.int64)
+
+    def draw(self, bound: list[BoundTerm], values: np.ndarray, rows: np.ndarray) -> None:
+        """The terms ``bound`` into ``values[rows]``, each row from its own stream."""
+        for r in rows:
+            self.randomizer.apply(bound, values, np.array([r]), self.streams.events[r])
+
+    def startup(self, nominal: np.ndarray) -> np.ndarray:
+        """(N, P) the values every episode of each environment starts from."""
+        values = np.tile(nominal, (self.streams.num, 1))
+        self.draw(self.randomizer.terms("startup"), values, np.arange(self.streams.num))
+        return values
+
+    def reset_rows(self, values: np.ndarray, rows: np.ndarray) -> None:
+        """The reset terms for ``rows``, and the first time of each interval term."""
+        self.draw(self.randomizer.terms("reset"), values, rows)
+        for k, b in enumerate(self.interval):
+            gap = self.streams.uniform(rows, *b.term.interval_s)[:, 0]
+            self.next_fire[k, rows] = np.round(gap / self.control_dt)
+
+    def start_states(self, rows: np.ndarray, q_rad: float, qvel: float, nj: int) -> np.ndarray:
+        """(len(rows), 2 nj): positions uniform in +-q_rad, then speeds in +-qvel."""
+        ev = self.streams.events
+        out = [
+            np.concatenate([ev[r].uniform(-q_rad, q_rad, nj), ev[r].uniform(-qvel, qvel, nj)])
+            for r in rows
+        ]
+        return np.array(out).reshape(rows.size, 2 * nj)
+
+    def fire(self, values: np.ndarray, steps: np.ndarray) -> list[tuple[BoundTerm, np.ndarray]]:
+        """Draw the interval terms due at ``steps`` (each environment's step in its episode)
+        and schedule their next time; returns (term, rows) of those that fired."""
+        fired = []
+        for k, b in enumerate(self.interval):
+            rows = np.flatnonzero(steps >= self.next_fire[k])
+            if rows.size == 0:
+                continue
+            lo, hi = b.term.interval_s
+            gap = np.empty(rows.size)
+            for i, r in enumerate(rows):  # the draw, then the next time, from the row's stream
+                self.randomizer.apply([b], values, np.array([r]), self.streams.events[r])
+                gap[i] = self.streams.events[r].uniform(lo, hi)
+            gap = np.maximum(np.round(gap / self.control_dt), 1)
+            self.next_fire[k, rows] = steps[rows] + gap.astype(np.int64)
+            fired.append((b, rows))
+        return fired

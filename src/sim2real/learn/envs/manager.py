@@ -1,0 +1,383 @@
+"""The generic batched MuJoCo environment a :class:`~sim2real.learn.envs.task.Task`
+configures (the :class:`~sim2real.learn.vec.VecEnv` protocol); it knows no robot.
+
+Physics: the task's MuJoCo model (built-in, bundled with the task, or a fitted MJCF with its
+sidecar) stepped by :class:`~sim2real.sim.vecstep.VecStepper`, ``control_dt / timestep``
+substeps per action, one model copy per environment so every environment has its own
+parameters. Action in [-1, 1]; the command ``action * torque_limit`` goes through a delay line
+at substep resolution (the model's ``extra.delay_s`` plus ``extra_delay_s``), then straight to
+the MuJoCo actuators (``ctrl``, the ``mujoco.rollout`` fast path) or through an actuator model
+(``actuator:`` config) into ``qfrc_applied``.
+
+Per step the managers run in this order: events (randomization terms of interval mode,
+pushes), observation terms (measured state: noise and bias; history of frames), reward terms
+(weighted sum), termination terms, success (every goal joint within ``success_band_rad`` for
+``success_hold_s`` without interruption), autoreset. Randomness per environment by global index
+(:mod:`~sim2real.learn.envs.streams`): ``env_offset`` shifts the indices of a shard.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from sim2real.core.errors import InputError
+from sim2real.learn.envs.actuation import Actuation
+from sim2real.learn.envs.events import Events
+from sim2real.learn.envs.space import build_space, column_kinds
+from sim2real.learn.envs.streams import EnvStreams
+from sim2real.learn.envs.task import Task
+from sim2real.learn.envs.terms import StepView, wrap
+from sim2real.learn.randomization import Randomization, Randomizer, load_randomization
+from sim2real.learn.vec import ObsGroup, ObsTerm, StepResult
+from sim2real.sim.builtin import resolve_model
+from sim2real.sim.model import SimModel, load_sim_model
+from sim2real.sim.targets import resolve_target
+from sim2real.sim.vecstep import BatchExtras, VecStepper
+
+
+class ManagerVecEnv:
+    """``num_envs`` environments of ``task`` (global indices ``env_offset ...``)."""
+
+    def __init__(
+        self,
+        task: Task,
+        num_envs: int,
+        *,
+        seed: int = 0,
+        dr: str | Path | Randomization | None = "default",
+        config: Any = None,
+        env_offset: int = 0,
+    ) -> None:
+        cls = task.config_cls
+        cfg = config if isinstance(config, cls) else cls.model_validate(config or {})
+        self.task, self.cfg, self.env_id = task, cfg, task.env_id
+        self.num_envs, self.env_offset = int(num_envs), int(env_offset)
+        self.sim = load_sim_model(task.models.get(cfg.model) or resolve_model(cfg.model)[0])
+        m = self.sim.model
+        self.timestep = float(m.opt.timestep)
+        nsub = cfg.control_dt / self.timestep
+        if abs(nsub - round(nsub)) > 1e-6 or round(nsub) < 1:
+            raise InputError(
+                "config",
+                "control_dt",
+                f"{cfg.control_dt} s is not a multiple of the model's timestep {self.timestep} s",
+            )
+        self.nsub, self.control_dt = round(nsub), cfg.control_dt
+        self.max_episode_steps = round(cfg.episode_s / cfg.control_dt)
+        self.hold_steps = round(cfg.success_hold_s / cfg.control_dt)
+        self.action_dim = len(task.actuated)
+        self.action_limit = np.full(self.action_dim, cfg.torque_limit_Nm)
+        index = [self.sim.joint_index(j) for j in task.joints]
+        self.qadr = np.array([a for a, _ in index])
+        self.dof = np.array([d for _, d in index])
+        goal_k = [task.joints.index(j) for j in task.goal]
+        self._goal_k, self._goal = np.array(goal_k), np.array(list(task.goal.values()))
+        hinges = task.hinges if task.hinges is not None else task.joints
+        self._wraps = np.array([j in hinges for j in task.goal])
+        self.push_dof = self.sim.joint_index(task.push_joint or task.joints[0])[1]
+        self.suffixes = [""] if len(task.joints) == 1 else [str(k + 1) for k in range(len(index))]
+
+        self.actuator_cfg = None
+        if cfg.actuator is not None:
+            from sim2real.actuators.models import config_from_dict
+
+            if self.action_dim != 1:
+                raise InputError("config", "actuator", "an actuator model drives one joint")
+            self.actuator_cfg = config_from_dict(cfg.actuator, "config.actuator")
+        self.space = build_space(cfg, self.sim, self.actuator_cfg, task.model_rows, self.suffixes)
+        self.nominal = self.space.nominal()
+        names = self.space.names
+        self.col = {n: j for j, n in enumerate(names)}
+        self._bias_q = np.array([self.col[f"obs_bias_q{s}"] for s in self.suffixes])
+        self._bias_qvel = np.array([self.col[f"obs_bias_qvel{s}"] for s in self.suffixes])
+        kinds = np.array(column_kinds(self.space))
+        self.model_cols = np.flatnonzero(kinds == "model")
+        self.actuator_cols = np.flatnonzero(kinds == "actuator")
+        self.handles = [
+            resolve_target(m, self.space.params[j].target, "config") for j in self.model_cols
+        ]
+        self.randomizer = Randomizer(
+            load_randomization(dr, task.default_dr), self.space, source=self._dr_source(dr)
+        )
+        span = self.space.upper() - self.space.lower()
+        self._ref = np.where(np.abs(self.nominal) > 1e-9, np.abs(self.nominal), span / 4)
+        self._ref = np.where(self._ref > 0, self._ref, 1.0)
+
+        self.stepper = VecStepper(m, self.num_envs, nthread=cfg.nthread)
+        self._extras = [self.sim.extras.copy() for _ in range(self.num_envs)]
+        self.batch_extras = BatchExtras(self._extras)
+        self.values = np.tile(self.nominal, (self.num_envs, 1))
+        act = [self.sim.joint_index(j) for j in task.actuated]
+        self.act = Actuation(
+            self.stepper,
+            (
+                np.array([a for a, _ in act]),
+                np.array([d for _, d in act]),
+                np.array([self.sim.actuator_index(j) for j in task.actuated]),
+            ),
+            self.nsub,
+            self.timestep,
+            self.space.upper()[self.col["delay_s"]] + cfg.extra_delay_s,
+            self.actuator_cfg,
+            self._actuator_values(),
+        )
+        self._sub_range = np.arange(self.nsub)[None, :]
+        self._build_terms()
+        self.streams = EnvStreams(seed, self.env_offset, self.num_envs, 2 * len(task.joints))
+        self.events = Events(self.randomizer, self.streams, self.control_dt)
+        self._startup: np.ndarray | None = None
+        self._alloc()
+
+    def _dr_source(self, dr) -> str | Path:
+        if isinstance(dr, (str, Path)) and str(dr) != "default":
+            return dr
+        if isinstance(dr, Randomization):
+            return "randomization"
+        if isinstance(self.task.default_dr, Path):
+            return self.task.default_dr
+        return f"{self.env_id} default randomization"
+
+    def _build_terms(self) -> None:
+        task, cfg = self.task, self.cfg
+        policy = cfg.policy_terms()
+        self._obs = [task.observations[n].func for n in policy]
+        scale = {
+            n: cfg.scale(s.scale_key) if s.scale_key else 1.0 for n, s in task.observations.items()
+        }
+        self._scales = np.array([scale[n] for n in policy])
+        self._priv = list(task.privileged.values())
+        self._priv_scales = np.array(
+            [cfg.scale(s.scale_key) if s.scale_key else 1.0 for s in self._priv]
+        )
+        self.reward_terms = {}  # the active terms by name (weight != 0)
+        for name, weight in cfg.weights().items():
+            if weight:
+                term = task.rewards[name]
+                self.reward_terms[name] = term(self.num_envs) if isinstance(term, type) else term
+        weights = cfg.weights()
+        self._rewards = [(weights[n], t) for n, t in self.reward_terms.items()]
+        self._row_terms = [t for _, t in self._rewards if hasattr(t, "update_rows")]
+        self._terminations = list(task.terminations.values())
+        self.obs_groups = {
+            "policy": ObsGroup(tuple(ObsTerm(n, float(scale[n])) for n in policy), cfg.history),
+            "privileged": ObsGroup(
+                (
+                    *(
+                        ObsTerm(n, float(s))
+                        for n, s in zip(task.privileged, self._priv_scales, strict=True)
+                    ),
+                    ObsTerm("push_active"),
+                    *(ObsTerm(f"param.{n}") for n in self.space.names),
+                ),
+                1,
+                deployable=False,
+            ),
+        }
+
+    # -- parameters ----------------------------------------------------------------------------
+    def _actuator_values(self) -> dict[str, np.ndarray]:
+        return {
+            self.space.names[j].removeprefix("actuator."): self.values[:, j].copy()
+            for j in self.actuator_cols
+        }
+
+    def _apply_rows(self, rows: np.ndarray) -> None:
+        """Write ``values[rows]`` into the rows' model copies, extras and actuator runtime."""
+        models, act = self.stepper.models, self.act
+        arm = act.armature(self._actuator_values())
+        for i in rows:
+            # the actuator's armature adds to the joint's own (base or a ``params`` value)
+            models[i].dof_armature[act.act_dof] = act.base_armature
+            SimModel.apply(
+                models[i], self._extras[i], self.handles, self.values[i, self.model_cols]
+            )
+            models[i].dof_armature[act.act_dof] += float(arm[i])
+        for term in self._row_terms:
+            term.update_rows(self, rows)
+        self.batch_extras.update_rows(rows, self._extras)
+        self.act.set_delays(self.batch_extras.delay_s + self.cfg.extra_delay_s)
+
+    def _alloc(self) -> None:
+        n, frame = self.num_envs, len(self._obs)
+        self.history = np.zeros((n, self.cfg.history, frame))
+        self.prev_action = np.zeros((n, self.action_dim))
+        self.steps = np.zeros(n, dtype=np.int64)
+        self.hold = np.zeros(n, dtype=np.int64)
+        self.success = np.zeros(n, dtype=bool)
+        self.ep_return = np.zeros(n)
+        self.push_left = np.zeros(n, dtype=np.int64)
+
+    # -- protocol ------------------------------------------------------------------------------
+    def reset(self, seed: int | None = None) -> dict[str, np.ndarray]:
+        if seed is not None:
+            self.streams.seed(seed)
+            self._startup = None
+        every = np.arange(self.num_envs)
+        if self._startup is None:
+            self._startup = self.events.startup(self.nominal)
+        self._alloc()
+        self.events.next_fire[:] = 0
+        self.act.reset()
+        self._reset_rows(every)
+        if self.cfg.desync_episodes:
+            self.steps[:] = self.streams.integers(every, 0, self.max_episode_steps)
+        return self._observe()
+
+    def _reset_rows(self, rows: np.ndarray) -> None:
+        cfg, nj = self.cfg, len(self.task.joints)
+        self.values[rows] = self._startup[rows]
+        self.events.reset_rows(self.values, rows)
+        self._apply_rows(rows)
+        init = self.events.start_states(rows, cfg.init_q_rad, cfg.init_qvel_rad_s, nj)
+        qpos = np.zeros((rows.size, self.stepper.nq))
+        qvel = np.zeros((rows.size, self.stepper.nv))
+        qpos[:, self.qadr], qvel[:, self.dof] = init[:, :nj], init[:, nj:]
+        self.stepper.reset_rows(rows, qpos, qvel)
+        for name in ("steps", "hold", "success", "ep_return", "prev_action"):
+            getattr(self, name)[rows] = 0
+        self.push_left[rows] = 0
+        self.act.reset_rows(rows)
+        self.history[rows] = self._measure(rows)[:, None, :]
+
+    def _view(self, rows, q, qd, action) -> StepView:
+        err = q[:, self._goal_k] - self._goal
+        err = np.where(self._wraps, wrap(err), err)
+        band = np.all(np.abs(err) < self.cfg.success_band_rad, axis=1)
+        return StepView(q, qd, err, action, band, self)
+
+    def _measure(self, rows: np.ndarray) -> np.ndarray:
+        """(len(rows), terms) raw policy frame from the measured state (noise, bias)."""
+        rows_ = rows[:, None]
+        q = self.stepper.qpos[rows_, self.qadr]
+        qd = self.stepper.qvel[rows_, self.dof]
+        be, nj = self.batch_extras, q.shape[1]
+        noise = self.streams.noise(rows)
+        qm = (
+            q + self.values[rows_, self._bias_q] + noise[:, :nj] * be.pos_noise_rad[rows_, self.dof]
+        )
+        qdm = (
+            qd
+            + self.values[rows_, self._bias_qvel]
+            + noise[:, nj:] * be.vel_noise_rad_s[rows_, self.dof]
+        )
+        view = self._view(rows, qm, qdm, self.prev_action[rows])
+        return np.stack([f(view) for f in self._obs], axis=1)
+
+    def _observe(self) -> dict[str, np.ndarray]:
+        n = self.num_envs
+        policy = (self.history * self._scales).reshape(n, -1)
+        q = self.stepper.qpos[:, self.qadr]
+        qd = self.stepper.qvel[:, self.dof]
+        view = StepView(q, qd, None, None, None, self)
+        state = np.stack([s.func(view) for s in self._priv], axis=1) * self._priv_scales
+        params = (self.values - self.nominal) / self._ref
+        privileged = np.concatenate([state, (self.push_left > 0)[:, None], params], axis=1)
+        return {"policy": policy.astype(np.float32), "privileged": privileged.astype(np.float32)}
+
+    def step(self, action: np.ndarray) -> StepResult:
+        n, nsub = self.num_envs, self.nsub
+        a = np.clip(np.asarray(action, dtype=float).reshape(n, -1)[:, : self.action_dim], -1, 1)
+        command = a * self.values[:, self.col["torque_limit_Nm"], None]
+        qfrc = np.empty((n, nsub, self.stepper.nv))
+        qfrc[:] = self.batch_extras.offset_Nm[:, None, :]
+        if self.push_left.any():
+            active = self._sub_range < self.push_left[:, None]
+            qfrc[:, :, self.push_dof] += active * self.values[:, self.col["push_Nm"], None]
+            self.push_left = np.maximum(self.push_left - nsub, 0)
+        self.act.step(command, qfrc, self.batch_extras)
+
+        view = self._view(None, self.stepper.qpos[:, self.qadr], self.stepper.qvel[:, self.dof], a)
+        reward = np.zeros(n)
+        for weight, term in self._rewards:
+            reward = reward + weight * term(view)
+        terminated = np.zeros(n, dtype=bool)
+        for term in self._terminations:
+            terminated |= term(view)
+        self.hold = np.where(view.in_band, self.hold + 1, 0)
+        self.success |= self.hold >= self.hold_steps
+        self.ep_return += reward
+        self.steps += 1
+        self.prev_action = a
+        self._fire_intervals()
+        frame = self._measure(np.arange(n))
+        self.history[:, :-1] = self.history[:, 1:]
+        self.history[:, -1] = frame
+
+        truncated = (self.steps >= self.max_episode_steps) & ~terminated
+        obs = self._observe()
+        final_obs = obs
+        nan = np.full(n, np.nan)
+        info = {
+            "episode_return": nan.copy(),
+            "episode_success": nan.copy(),
+            "episode_length": nan.copy(),
+            "in_band": view.in_band.copy(),
+        }
+        done = np.flatnonzero(truncated | terminated)
+        if done.size:  # autoreset: the new episode's first observation, the old one's last
+            info["episode_return"][done] = self.ep_return[done]
+            info["episode_success"][done] = self.success[done].astype(float)
+            info["episode_length"][done] = self.steps[done]
+            self._reset_rows(done)
+            obs = self._observe()
+        return StepResult(obs, reward.astype(np.float32), terminated, truncated, final_obs, info)
+
+    def _fire_intervals(self) -> None:
+        push_col = self.col["push_Nm"]
+        for b, rows in self.events.fire(self.values, self.steps):
+            if push_col in b.columns:
+                self.push_left[rows] = round(self.cfg.push_duration_s / self.timestep)
+            if np.intersect1d(b.columns, np.r_[self.model_cols, self.actuator_cols]).size:
+                self._apply_rows(rows)
+
+    # -- exact continuation --------------------------------------------------------------------
+    _STATE_FIELDS = (
+        "values",
+        "_startup",
+        "history",
+        "prev_action",
+        "steps",
+        "hold",
+        "success",
+        "ep_return",
+        "push_left",
+    )
+
+    def get_state(self) -> dict[str, Any]:
+        out = {name: copy.deepcopy(getattr(self, name)) for name in self._STATE_FIELDS}
+        out["sim_state"] = self.stepper.state.copy()
+        out["streams"] = self.streams.get_state()
+        out["next_fire"] = self.events.next_fire.copy()
+        out["act"] = {
+            "torque_hist": self.act.torque_hist.copy(),
+            "runtime": copy.deepcopy(self.act.runtime),
+        }
+        out["env_id"], out["env_offset"] = self.env_id, self.env_offset
+        return out
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        if state.get("env_id") != self.env_id:
+            raise ValueError(f"state of {state.get('env_id')!r}, not {self.env_id!r}")
+        if np.shape(state["values"]) != self.values.shape:
+            raise ValueError(
+                f"state of {np.shape(state['values'])} (envs, parameters), not {self.values.shape}"
+            )
+        if state.get("env_offset", 0) != self.env_offset:
+            raise ValueError(
+                f"state of environments from {state.get('env_offset')}, not {self.env_offset}"
+            )
+        for name in self._STATE_FIELDS:
+            setattr(self, name, copy.deepcopy(state[name]))
+        self.stepper.state[:] = state["sim_state"]
+        self.streams.set_state(state["streams"])
+        self.events.next_fire[:] = state["next_fire"]
+        self.act.torque_hist[:] = state["act"]["torque_hist"]
+        self.act.runtime = copy.deepcopy(state["act"]["runtime"])
+        self._apply_rows(np.arange(self.num_envs))
+
+    def close(self) -> None:
+        self.stepper.close()

@@ -1,0 +1,161 @@
+"""A *task*: what makes one learning environment out of the generic batched machinery
+(:class:`~sim2real.learn.envs.manager.ManagerVecEnv`), as data.
+
+A task names its joints (observed, with a goal each may have), the joints the action drives,
+the model parameters randomization may touch, its observation, reward and termination terms
+(functions of :mod:`sim2real.learn.envs.terms`) and its default randomization; its config
+(a :class:`TaskConfig` subclass) carries the defaults a user may override: which observation
+terms the policy reads, their scales, the reward weights. The machinery knows no robot.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from pydantic import Field, model_validator
+
+from sim2real.core.strict import StrictModel
+from sim2real.learn.envs import terms
+from sim2real.learn.randomization import Randomization
+
+
+def check_names(section: str, given, known) -> None:
+    """A name of ``given`` not in ``known``: ValueError naming it with close matches."""
+    for name in given:
+        if name not in known:
+            close = difflib.get_close_matches(name, list(known), n=3, cutoff=0.4)
+            hint = f"; close matches: {', '.join(close)}" if close else ""
+            raise ValueError(
+                f"{section}.{name}: unknown {section} term{hint} (have: {', '.join(known)})"
+            )
+
+
+class TaskConfig(StrictModel):
+    """Everything that defines an environment apart from the randomization. A task's
+    subclass sets the class variables (its terms and their defaults) and the field defaults."""
+
+    OBS: ClassVar[tuple[str, ...]] = ()
+    """Observation terms of the task (the policy frame reads ``observations`` of them)."""
+    SCALES: ClassVar[dict[str, float]] = {}
+    """Default scale by scale key (a joint term's kind, e.g. ``qvel`` for every joint)."""
+    REWARD: ClassVar[dict[str, float]] = {}
+    """Default weight by reward term (0: off)."""
+
+    model: str = Field(..., description="built-in name, the task's bundled model, or MJCF path")
+    params: dict[str, float] = Field(
+        default_factory=dict,
+        description="absolute values by parameter name or target, on top of the model",
+    )
+    actuator: dict[str, Any] | None = Field(None, description="actuator model config")
+    extra_delay_s: float = Field(0.0, ge=0, le=0.2, description="added action delay [s]")
+    torque_limit_Nm: float = Field(
+        1.0, gt=0, description="actions in [-1, 1] scale to this effort (N m, or N on a slider)"
+    )
+    control_dt: float = Field(
+        0.01, gt=0, description="policy step [s] (MuJoCo substeps in between)"
+    )
+    episode_s: float = Field(10.0, gt=0, description="time limit of an episode [s]")
+    success_band_rad: float = Field(
+        0.2, gt=0, description="every goal joint within this of its goal counts as up [rad]"
+    )
+    success_hold_s: float = Field(
+        2.0, gt=0, description="an episode succeeds after this long up without interruption [s]"
+    )
+    history: int = Field(
+        3, ge=1, le=32, description="past observation frames stacked in the policy's input"
+    )
+    init_q_rad: float = Field(0.05, ge=0, description="initial positions uniform in +-this")
+    init_qvel_rad_s: float = Field(0.05, ge=0, description="initial speeds uniform in +-this")
+    push_duration_s: float = Field(0.1, gt=0, description="how long a push torque acts [s]")
+    desync_episodes: bool = Field(
+        False,
+        description="training aid: each environment's first episode starts at a random step "
+        "of the time limit, so every rollout sees all phases of an episode",
+    )
+    observations: list[str] | None = Field(
+        None, description="observation terms of the policy frame, in order (default: the task's)"
+    )
+    scales: dict[str, float] = Field(
+        default_factory=dict,
+        description="scale by term kind over the task's defaults (value fed = raw x scale)",
+    )
+    reward: dict[str, float] = Field(
+        default_factory=dict, description="weights by reward term over the task's defaults"
+    )
+    nthread: int = Field(0, ge=0, description="rollout threads (0: the calling thread)")
+
+    @model_validator(mode="after")
+    def _known_terms(self) -> TaskConfig:
+        check_names("observations", self.observations or [], self.OBS)
+        check_names("scales", self.scales, self.SCALES)
+        check_names("reward", self.reward, self.REWARD)
+        return self
+
+    def weights(self) -> dict[str, float]:
+        return {**self.REWARD, **self.reward}
+
+    def scale(self, key: str) -> float:
+        return {**self.SCALES, **self.scales}[key]
+
+    def policy_terms(self) -> tuple[str, ...]:
+        return tuple(self.observations) if self.observations is not None else self.OBS
+
+
+@dataclass(frozen=True)
+class ObsSpec:
+    """An observation term: its function and the key of its scale."""
+
+    func: terms.ObsFn
+    scale_key: str | None = None
+    """None: scale 1."""
+
+
+@dataclass(frozen=True)
+class Task:
+    """What a task file defines (see the module docstring). ``joints``: observed joints, in
+    the order terms index them; ``goal``: goal position by joint (success band, reward
+    distance); ``hinges``: joints whose distance to the goal wraps; ``actuated``: the joints
+    the action drives (one MuJoCo actuator each, named like the joint); ``push_joint``: where
+    ``env.push_Nm`` acts; ``models``: MJCF files bundled with the task, by name."""
+
+    env_id: str
+    config_cls: type[TaskConfig]
+    joints: tuple[str, ...]
+    goal: dict[str, float]
+    actuated: tuple[str, ...]
+    model_rows: list
+    observations: dict[str, ObsSpec]
+    privileged: dict[str, ObsSpec]
+    rewards: dict[str, Callable | type]
+    default_dr: Path | Randomization
+    hinges: tuple[str, ...] | None = None
+    terminations: dict[str, Callable] = field(default_factory=dict)
+    push_joint: str | None = None
+    models: dict[str, Path] = field(default_factory=dict)
+
+
+def hinge_terms(joints: tuple[str, ...]) -> tuple[dict[str, ObsSpec], dict[str, ObsSpec]]:
+    """The policy terms ``q, cos_q, sin_q, qvel`` of each hinge (``q[k]``... with several:
+    element k of the robot's measurement ``q``, the name the robot-side runner reads) and the
+    privileged ``cos_q_true, sin_q_true, qvel_true`` of the noiseless state (suffixed 1, 2...)."""
+    obs, priv = {}, {}
+    for k in range(len(joints)):
+        s = "" if len(joints) == 1 else str(k + 1)
+        i = "" if len(joints) == 1 else f"[{k}]"
+        obs[f"q{i}"] = ObsSpec(terms.joint_angle(k), "q")
+        obs[f"cos_q{i}"] = ObsSpec(terms.joint_cos(k), "cos_q")
+        obs[f"sin_q{i}"] = ObsSpec(terms.joint_sin(k), "sin_q")
+        obs[f"qvel{i}"] = ObsSpec(terms.joint_vel(k), "qvel")
+        priv[f"cos_q{s}_true"] = ObsSpec(terms.joint_cos(k, wrapped=False))
+        priv[f"sin_q{s}_true"] = ObsSpec(terms.joint_sin(k, wrapped=False))
+        priv[f"qvel{s}_true"] = ObsSpec(terms.joint_vel(k), "qvel")
+    return obs, priv
+
+
+HINGE_SCALES = {"q": 1.0 / math.pi, "cos_q": 1.0, "sin_q": 1.0, "qvel": 0.1, "prev_action": 1.0}
+"""Default scales of the hinge terms (q by 1/pi)."""

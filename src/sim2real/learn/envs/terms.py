@@ -1,0 +1,151 @@
+"""The term functions a task is made of (mjlab's manager-based style, on numpy batches).
+
+Every term is a small named function of a :class:`StepView`: what one control step left
+behind for the whole batch, (N, ...) arrays. A term says what it reads in its docstring and
+writes nothing; the manager (:mod:`sim2real.learn.envs.manager`) calls it and does the writing
+(the observation frame, the weighted reward sum, the termination flags).
+
+- observation terms ``(view) -> (N,)``: one scalar of the policy frame, from the *measured*
+  joint state (noise and bias applied) or the previous action; the ``privileged`` group
+  applies the same functions to the noiseless state;
+- reward terms ``(view) -> (N,)``: the unweighted value, the config's weight multiplies it;
+  a penalty returns a negative value so every weight is >= 0;
+- termination terms ``(view) -> (N,) bool``: the episode ends by the task (no bootstrap).
+
+A term that needs per-environment constants of the (randomized) model is a class with
+``update_rows(env, rows)``, called whenever the rows' parameters are written (e.g.
+:class:`Energy`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+
+def wrap(angle: np.ndarray) -> np.ndarray:
+    """Angle wrapped to [-pi, pi)."""
+    return (angle + np.pi) % (2 * np.pi) - np.pi
+
+
+@dataclass
+class StepView:
+    """What the terms read after a step. ``q``, ``qd``: (N, J) of the task's joints (true
+    state, or the measured one for observation terms); ``err``: (N, G) distance to the goal
+    of the goal joints (wrapped for hinges); ``action``: (N, A) the clipped action;
+    ``in_band``: (N,) every goal joint within the success band."""
+
+    q: np.ndarray
+    qd: np.ndarray
+    err: np.ndarray
+    action: np.ndarray
+    in_band: np.ndarray
+    env: object = None
+
+
+ObsFn = Callable[[StepView], np.ndarray]
+
+
+# -- observation terms (joint k of the task's joints) ------------------------------------------
+def joint_angle(k: int) -> ObsFn:
+    """Reads q[:, k]: the angle wrapped to [-pi, pi) [rad]."""
+    return lambda v: wrap(v.q[:, k])
+
+
+def joint_pos(k: int) -> ObsFn:
+    """Reads q[:, k]: the position as is [rad or m]."""
+    return lambda v: v.q[:, k]
+
+
+def joint_cos(k: int, wrapped: bool = True) -> ObsFn:
+    """Reads q[:, k]: cos of the angle (of the wrapped angle, as the robot computes it)."""
+    if wrapped:
+        return lambda v: np.cos(wrap(v.q[:, k]))
+    return lambda v: np.cos(v.q[:, k])
+
+
+def joint_sin(k: int, wrapped: bool = True) -> ObsFn:
+    """Reads q[:, k]: sin of the angle (of the wrapped angle, as the robot computes it)."""
+    if wrapped:
+        return lambda v: np.sin(wrap(v.q[:, k]))
+    return lambda v: np.sin(v.q[:, k])
+
+
+def joint_vel(k: int) -> ObsFn:
+    """Reads qd[:, k]: the velocity [rad/s or m/s]."""
+    return lambda v: v.qd[:, k]
+
+
+def prev_action(k: int = 0) -> ObsFn:
+    """Reads action[:, k]: the previous action, in [-1, 1]."""
+    return lambda v: v.action[:, k]
+
+
+# -- reward terms ------------------------------------------------------------------------------
+def velocity_near_goal(v: StepView) -> np.ndarray:
+    """Reads qd, err: minus the summed squared joint speeds, weighted by how close every goal
+    joint is to its goal (prod (1 + cos err) / 2): speed is penalised near the goal only."""
+    near = np.prod((1.0 + np.cos(v.err)) / 2.0, axis=1)
+    return -(np.sum(v.qd**2, axis=1) * near)
+
+
+def action_sq(v: StepView) -> np.ndarray:
+    """Reads action: minus the summed squared action."""
+    return -np.sum(v.action**2, axis=1)
+
+
+def in_band(v: StepView) -> np.ndarray:
+    """Reads in_band: 1 per step every goal joint is within the success band."""
+    return v.in_band.astype(float)
+
+
+def angle_score(v: StepView) -> np.ndarray:
+    """Reads err: the mean over goal joints of 1 - (err / pi)^2 (1 at the goal, 0 opposite)."""
+    return np.mean(1.0 - (v.err / np.pi) ** 2, axis=1)
+
+
+def joint_pos_sq(k: int) -> Callable[[StepView], np.ndarray]:
+    """Reads q[:, k]: minus its square (e.g. keep a cart near the centre of its track)."""
+    return lambda v: -(v.q[:, k] ** 2)
+
+
+class Energy:
+    """Reads q[:, 0], qd[:, 0] and each environment's model: energy shaping of a single
+    joint, ``max(0, 1 - |E - E_top| / E_top)`` with ``E = J qd^2 / 2 + m g l (1 - cos q)``
+    (0 hanging at rest, 1 at the energy that reaches upright). ``J`` and ``m g l`` are read
+    from MuJoCo per environment (mass matrix, gravity torque at the horizontal)."""
+
+    def __init__(self, num_envs: int) -> None:
+        self.mgl, self.inertia = np.ones(num_envs), np.ones(num_envs)
+
+    def update_rows(self, env, rows: np.ndarray) -> None:
+        import mujoco
+
+        from sim2real.core.errors import InputError
+
+        if len(env.qadr) != 1:
+            raise InputError("config", "reward.energy", "energy shaping needs a single joint")
+        models = env.stepper.models
+        d = mujoco.MjData(models[0])
+        dof = int(env.dof[0])  # the diagonal of the (sparse, CSR) mass matrix at this dof
+        diag = int(models[0].M_rowadr[dof]) + int(models[0].M_rownnz[dof]) - 1
+        for i in rows:
+            d.qpos[:] = 0.0
+            d.qvel[:] = 0.0
+            d.qpos[env.qadr[0]] = np.pi / 2
+            mujoco.mj_forward(models[i], d)
+            self.mgl[i] = abs(float(d.qfrc_bias[dof]))
+            self.inertia[i] = float(d.M[diag])
+
+    def __call__(self, v: StepView) -> np.ndarray:
+        q, qd = v.q[:, 0], v.qd[:, 0]
+        energy = 0.5 * self.inertia * qd**2 + self.mgl * (1.0 - np.cos(q))
+        return np.maximum(0.0, 1.0 - np.abs(energy / (2.0 * self.mgl) - 1.0))
+
+
+# -- termination terms -------------------------------------------------------------------------
+def joint_beyond(k: int, limit: float) -> Callable[[StepView], np.ndarray]:
+    """Reads q[:, k]: true where |q| >= limit (e.g. a cart at the end of its track)."""
+    return lambda v: np.abs(v.q[:, k]) >= limit

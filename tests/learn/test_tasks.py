@@ -1,0 +1,181 @@
+"""Every registered task: gymnasium's check_env, a smoke run under its default randomization
+(no NaN, observations and state within bounds), the robot-side runner on an exported policy of
+it, refusals of unknown terms; the cart-pole's own rules (force limit, end of the rail,
+success)."""
+
+from __future__ import annotations
+
+import gymnasium
+import numpy as np
+import pytest
+import torch
+import yaml
+from cli_helpers import assert_one_line_error, run_cli
+from gymnasium.utils.env_checker import check_env
+
+from sim2real.core.errors import InputError
+from sim2real.learn.deploy import DeployedPolicy
+from sim2real.learn.envs import ENV_IDS, env_config, make_vec
+from sim2real.learn.export import export_policy
+from sim2real.learn.policy import PolicyMeta, load_policy, save_policy
+from sim2real.learn.ppo import Actor, NetConfig
+from sim2real.learn.vec import ObsRoles
+
+CARTPOLE = "sim2real/CartpoleSwingup-v0"
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_check_env(env_id):
+    env = gymnasium.make(env_id)
+    check_env(env.unwrapped)
+    obs, _ = env.reset(seed=1)
+    assert obs.shape == env.observation_space.shape and obs.dtype == np.float32
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_random_actions_under_the_default_randomization(env_id):
+    env = make_vec(env_id, 8, seed=2, config={"episode_s": 2.0})
+    obs = env.reset()
+    names = [t.name for t in env.obs_groups["policy"].terms]
+    scales = np.array([t.scale for t in env.obs_groups["policy"].terms])
+    rng = np.random.default_rng(0)
+    ends = 0
+    for _ in range(450):  # past two time limits
+        res = env.step(rng.uniform(-1.5, 1.5, (8, env.action_dim)))  # also beyond [-1, 1]
+        for group in ("policy", "privileged"):
+            assert np.isfinite(res.obs[group]).all() and np.isfinite(res.final_obs[group]).all()
+        assert np.isfinite(res.reward).all() and np.all(np.abs(res.reward) < 100)
+        frame = res.obs["policy"][:, -len(names) :] / scales
+        for k, name in enumerate(names):
+            if name.startswith("q") and not name.startswith("qvel"):
+                assert np.all(np.abs(frame[:, k]) <= np.pi + 1e-5), name  # wrapped angles
+            if name.startswith(("cos", "sin")):
+                assert np.all(np.abs(frame[:, k]) <= 1 + 1e-6), name
+            if name == "prev_action":
+                assert np.all(np.abs(frame[:, k]) <= 1 + 1e-6)
+        assert np.all(np.abs(env.stepper.qvel) < 200)
+        ends += int((res.truncated | res.terminated).sum())
+    assert ends >= 8
+    assert np.isfinite(obs["policy"]).all()
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_the_robot_side_runner_runs_an_exported_policy(env_id, tmp_path):
+    # an untrained actor with fixed random weights: both sides must compute the same function
+    # of the robot's measurements (q and qvel of the joints, x and x_vel of a cart)
+    config = {"episode_s": 0.5}
+    env = make_vec(env_id, 1, seed=7, config=config)
+    torch.manual_seed(0)
+    net = NetConfig(actor_hidden=[16, 16], init_std=0.5)
+    actor = Actor(env.obs_groups["policy"].dim, env.action_dim, net)
+    torch.nn.init.normal_(actor.net[-1].weight, std=0.5)
+    save_policy(
+        tmp_path / "run", actor, PolicyMeta.from_env(env, ObsRoles(), env_config=config, net=net)
+    )
+    export_policy(tmp_path / "run", tmp_path / "out")
+    policy, deployed = load_policy(tmp_path / "run"), DeployedPolicy(tmp_path / "out")
+    names = [t.name for t in env.obs_groups["policy"].terms]
+    scales = np.array([t.scale for t in env.obs_groups["policy"].terms])
+
+    def measured(obs):
+        newest = obs["policy"][0, -len(names) :] / scales
+        out = {}
+        for base in ("q", "qvel", "x", "x_vel"):
+            idx = [k for k, n in enumerate(names) if n == base or n.startswith(f"{base}[")]
+            if idx:
+                out[base] = newest[idx]
+        return out
+
+    obs, diffs, actions, resets = env.reset(seed=7), [], [], 0
+    for _ in range(120):
+        expected = policy.act(obs)[0]
+        got = deployed.act(measured(obs))
+        diffs.append(np.abs(got - expected).max())
+        actions.append(got)
+        res = env.step(expected[None])
+        obs = res.obs
+        if res.truncated[0] or res.terminated[0]:
+            deployed.reset()
+            resets += 1
+    assert resets >= 2 and max(diffs) < 1e-5 and np.ptp(actions) > 0.1
+
+
+@pytest.mark.parametrize(
+    ("data", "field", "close"),
+    [
+        ({"reward": {"uprigth": 1.0}}, "reward.uprigth", "upright"),
+        ({"observations": ["q", "cos_qq"]}, "observations.cos_qq", "cos_q"),
+        ({"scales": {"qvell": 0.2}}, "scales.qvell", "qvel"),
+    ],
+)
+def test_unknown_terms_are_refused_with_close_matches(data, field, close):
+    with pytest.raises(InputError) as err:
+        env_config("sim2real/PendulumSwingup-v0", data)
+    message = str(err.value)
+    assert field in message and close in message and "\n" not in message
+    with pytest.raises(InputError):
+        make_vec("sim2real/PendulumSwingup-v0", 1, config=data)
+
+
+def test_unknown_term_from_the_command_line_exits_2(tmp_path):
+    cfg = tmp_path / "env.yaml"
+    cfg.write_text(yaml.safe_dump({"reward": {"bonnus": 1.0}}))
+    proc = run_cli("policy", "train", CARTPOLE, "--env-config", cfg, "--steps", 64,
+                   "--out", tmp_path / "run")  # fmt: skip
+    assert_one_line_error(proc, "reward.bonnus", "bonus")
+    assert not (tmp_path / "run").exists()
+
+
+def test_observation_terms_are_chosen_by_the_config():
+    env = make_vec(CARTPOLE, 2, seed=0, dr=None, config={"observations": ["cos_q", "sin_q", "x"]})
+    obs = env.reset()["policy"].reshape(2, -1, 3)
+    assert [t.name for t in env.obs_groups["policy"].terms] == ["cos_q", "sin_q", "x"]
+    q, x = env.stepper.qpos[:, 1], env.stepper.qpos[:, 0]
+    assert np.allclose(obs[:, -1], np.stack([np.cos(q), np.sin(q), x], axis=1), atol=1e-6)
+
+
+def _cartpole(**cfg):
+    base = {"init_q_rad": 0.0, "init_qvel_rad_s": 0.0}
+    env = make_vec(CARTPOLE, 2, seed=0, dr=None, config={**base, **cfg})
+    env.reset()
+    return env
+
+
+def test_cartpole_force_limit_pushes_the_cart_by_f_over_m():
+    # a pole hanging at rest: a cart pushed by F starts at a = F / (M + m I_c / I_pivot) (the
+    # pole's centre lags behind, so it adds only I_c / (I_c + m l^2) = 1/4 of its mass):
+    # 10 N on 1 kg + 0.1 kg / 4, less 0.05 N of friction, for 10 ms
+    env = _cartpole()
+    env.step(np.array([[1.0], [5.0]]))  # the second is clipped to 1: 10 N as well
+    v = env.stepper.qvel[:, 0]
+    assert v[0] == v[1]
+    assert v[0] == pytest.approx((10.0 - 0.05) / 1.025 * 0.01, rel=0.01)
+
+
+def test_cartpole_episode_ends_at_the_end_of_the_rail():
+    env = _cartpole()
+    steps = 0
+    while steps < 200:
+        res = env.step(np.array([[1.0], [0.0]]))
+        steps += 1
+        if res.terminated[0]:
+            break
+    assert res.terminated[0] and not res.truncated[0] and not res.terminated[1]
+    assert res.info["episode_length"][0] == steps and np.isnan(res.info["episode_length"][1])
+    final_x = res.final_obs["policy"][0, -7]  # x of the last frame, scale 1
+    assert abs(final_x) >= 0.9 - 1e-3
+    assert abs(env.stepper.qpos[0, 0]) < 0.1  # reset to the middle
+
+
+def test_cartpole_success_when_the_pole_is_held_upright():
+    env = _cartpole(episode_s=2.5)
+    env.stepper.state[:, 2] = [np.pi, 2.5]  # [time, x, q, ...]: row 1 far out of the band
+    env.stepper.state[:, 3:] = 0.0
+    up = []
+    for _ in range(250):
+        # the upright pole falls without control; hold it there by rewriting the state
+        env.stepper.state[0, 1:5] = [0.0, np.pi, 0.0, 0.0]
+        res = env.step(np.zeros((2, 1)))
+        up.append(res.info["in_band"].copy())
+    assert list(res.info["episode_success"]) == [1.0, 0.0]
+    assert np.all(np.array(up)[:, 0])
