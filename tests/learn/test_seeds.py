@@ -52,14 +52,19 @@ def test_best_is_highest_validation_success_then_return():
     assert max([nan, _score(4, 0.0, -5.0)], key=SeedScore.key).seed == 4
 
 
-def test_shipped_validation_and_evaluation_worlds_are_disjoint_and_load():
-    from sim2real.learn.reality import load_reality
+@pytest.mark.parametrize("env_id", [ENV, "sim2real/PendubotSwingup-v0"])
+def test_shipped_worlds_are_disjoint_and_run_in_their_task(env_id):
+    import numpy as np
 
-    sets = reality_sets(ENV)
+    from sim2real.learn.reality import load_reality, reality_env
+
+    sets = reality_sets(env_id)
     assert sets.validation and sets.evaluation
     assert not set(sets.validation) & set(sets.evaluation)
     for name in sets.validation + sets.evaluation:
-        load_reality(name)
+        env = reality_env(load_reality(name), env_id, {}, 2, seed=0)
+        env.reset(seed=0)
+        assert np.isfinite(env.step(np.zeros((2, env.action_dim))).reward).all()
     with pytest.raises(ValueError, match="in both"):
         RealitySets(validation=["a", "b"], evaluation=["b"])
 
@@ -86,6 +91,9 @@ def test_sweep_keeps_the_best_on_validation_and_continues(tmp_path):
     assert doc["best_seed"] == sweep.best.seed == expect["seed"]
     assert (tmp_path / BEST_LINK).resolve() == (tmp_path / f"seed-{expect['seed']}").resolve()
     assert (tmp_path / BEST_LINK / "policy.pt").is_file()
+    report = json.loads((tmp_path / "report" / "eval.json").read_text())
+    assert sorted(report) == [str(tmp_path / "seed-0"), str(tmp_path / "seed-1")]
+    assert (tmp_path / "report" / "training_curves.png").is_file()
     # the two seeds trained differently (the seed reached the weights)
     assert per_seed[0]["train"]["mean_return"] != per_seed[1]["train"]["mean_return"]
 
@@ -104,3 +112,24 @@ def test_sweep_refuses_missing_worlds_before_training(tmp_path):
     assert not (tmp_path / "seed-0").exists()
     with pytest.raises(InputError, match="no validation worlds"):
         train_seeds(tmp_path, ENV, [0], train_kw={"train_config": cfg}, validation=[])
+
+
+def test_cli_sweep_prints_every_seed_and_the_kept_one(tmp_path):
+    from cli_helpers import assert_one_line_error, run_cli
+
+    settings = tmp_path / "tiny.yaml"
+    settings.write_text("num_envs: 8\nsteps_per_env: 16\n")
+    out = tmp_path / "sweep"
+    args = ("policy", "train", ENV, "--settings", str(settings), "--steps", "256")
+    proc = run_cli(*args, "--out", str(out), "--seeds", "0-1")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.strip().splitlines()
+    assert lines[0].startswith("seed 0: validation success")
+    assert lines[1].startswith("seed 1: validation success")
+    best = json.loads((out / SEEDS_FILE).read_text())["best_seed"]
+    assert lines[-1].startswith(f"best: seed {best} ")
+    assert "<- kept" in lines[best]
+
+    bad = run_cli(*args, "--out", str(tmp_path / "bad"), "--seeds", "3-1")
+    assert_one_line_error(bad, "--seeds", "empty range")
+    assert not (tmp_path / "bad").exists()

@@ -73,9 +73,36 @@ def train_cmd(
     seed: Annotated[
         int | None, typer.Option("--seed", min=0, help="Seed of the run (>= 0).")
     ] = None,
+    seeds: Annotated[
+        str | None,
+        typer.Option(
+            "--seeds",
+            help="Several seeds (0-4, 1,3,7): each into OUT/seed-<k>, the best on the "
+            "task's validation worlds kept as OUT/best (a stopped sweep continues).",
+        ),
+    ] = None,
+    validation: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--validation", help="With --seeds: worlds that choose (default: the task's)."
+        ),
+    ] = None,
     resume: Annotated[
         bool, typer.Option("--resume", help="Continue the run in OUT where it stopped.")
     ] = False,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            "--workers",
+            min=1,
+            help="Step the environments in N Ray actors (needs sim2real[cluster]); with "
+            "--seeds: the seeds as Ray tasks. A local Ray instance unless --address.",
+        ),
+    ] = None,
+    address: Annotated[
+        str | None,
+        typer.Option("--address", help="HOST:PORT of an existing Ray cluster's head (or auto)."),
+    ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
 ) -> None:
     """Train a policy for ENV with PPO into OUT (policy.pt, metrics.csv, tb/, checkpoints).
@@ -97,10 +124,30 @@ def train_cmd(
         field = ".".join(p for p in ("training_env", err.field) if p)
         raise InputError(err.source, field, err.message) from None
     roles = ObsRoles(actor=("policy", "privileged")) if teacher else ObsRoles()
-    result = train(
-        out, env, dr=_dr_arg(dr), env_config=fields, train_config=cfg, roles=roles,
-        resume=resume, quiet=quiet,
-    )  # fmt: skip
+    kw = {"dr": _dr_arg(dr), "env_config": fields, "train_config": cfg, "roles": roles}
+    on_ray = workers is not None or address is not None
+    if on_ray and seeds is None:
+        from sim2real.learn.distributed.sharded import sharded_make_env
+
+        kw["make_env"] = sharded_make_env(workers or 1, address)
+    if seeds is not None:
+        from sim2real.learn.reality_sets import reality_sets
+        from sim2real.learn.seeds import parse_seeds, train_seeds
+
+        if on_ray:
+            from sim2real.learn.distributed.jobs import ray_runner
+
+        if seed is not None or resume:
+            raise InputError("--seeds", None, "give --seeds alone (a sweep continues by itself)")
+        sweep = train_seeds(
+            out, env, parse_seeds(seeds), train_kw=kw,
+            validation=validation or reality_sets(env).validation,
+            **({"run_jobs": ray_runner(address, workers=workers or 1)} if on_ray else {}),
+        )  # fmt: skip
+        for line in sweep.lines():
+            typer.echo(line)
+        return
+    result = train(out, env, **kw, resume=resume, quiet=quiet)
     typer.echo(result.summary())
     typer.echo(f"run: {out}")
 

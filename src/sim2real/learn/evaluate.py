@@ -133,13 +133,17 @@ def evaluate_runs(
     seed: int = 1,
 ) -> tuple[dict[str, list[EvalResult]], list[Reality]]:
     """Each trained run (its folder) in its training conditions and in every reality (YAML
-    paths or shipped names), all loaded before any episode runs so a bad input fails first;
-    ``env_id``: the environment every run must be for. Returns the results by run and the
-    realities."""
+    paths or shipped names; none given: the task's evaluation worlds,
+    :mod:`sim2real.learn.reality_sets`), all loaded before any episode runs so a bad input
+    fails first; ``env_id``: the environment every run must be for. Returns the results by
+    run and the realities."""
     from sim2real.learn.policy import load_policy
+    from sim2real.learn.reality_sets import reality_sets
 
-    worlds = [load_reality(r) for r in realities]
     loaded = [load_policy(p, expected_env_id=env_id) for p in runs]
+    if not realities and loaded:
+        realities = reality_sets(loaded[0].env_id).evaluation
+    worlds = [load_reality(r) for r in realities]
     results = {
         str(path): evaluate_policy(policy, worlds, episodes=episodes, seed=seed)
         for path, policy in zip(runs, loaded, strict=True)

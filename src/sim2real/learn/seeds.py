@@ -4,7 +4,8 @@ PPO on a swing-up is seed-sensitive: with one setting some seeds learn to pump a
 still. ``policy train --seeds 0-4`` trains every seed into ``OUT/seed-<k>/`` (in parallel
 where the cores allow), evaluates each on the task's validation realities
 (:mod:`sim2real.learn.reality_sets`; never the evaluation ones, which report transfer), keeps
-the best as ``OUT/best`` (a relative link to its folder) and writes ``OUT/seeds.json``: every
+the best as ``OUT/best`` (a relative link to its folder), writes ``OUT/report/`` (every seed's
+training curve and validation table) and ``OUT/seeds.json``: every
 seed's training result and validation figures, and which one was kept and why. Score: mean
 success rate over the validation worlds, ties broken by mean return. A sweep that stopped
 continues: a seed folder with a saved run resumes, a finished one costs nothing.
@@ -27,6 +28,7 @@ from sim2real.core.errors import InputError
 
 SEEDS_FILE = "seeds.json"
 BEST_LINK = "best"
+REPORT_DIR = "report"
 
 JobRunner = Callable[[Sequence[Callable[[], Any]]], list[Any]]
 """Runs zero-argument jobs, returns their results in order (locally, or as Ray tasks)."""
@@ -170,6 +172,7 @@ def train_seeds(
     from sim2real.learn.evaluate import evaluate_policy
     from sim2real.learn.policy import load_policy
     from sim2real.learn.reality import load_reality
+    from sim2real.learn.report import write_policy_report
 
     if not seeds:
         raise InputError("--seeds", None, "no seed to train")
@@ -182,13 +185,15 @@ def train_seeds(
     run_jobs = run_jobs or local_runner(default_workers(cfg.torch_threads))
     jobs = [partial(train_one_seed, seed_dir(out, s), env_id, s, train_kw) for s in seeds]
     trained = run_jobs(jobs)
-    scores = []
+    scores, by_run = [], {}
     for seed, summary in zip(seeds, trained, strict=True):
         policy = load_policy(seed_dir(out, seed), expected_env_id=env_id)
         results = evaluate_policy(policy, worlds, episodes=episodes, seed=eval_seed, training=False)
+        by_run[str(seed_dir(out, seed))] = results
         scores.append(SeedScore(seed, seed_dir(out, seed), summary, [r.to_dict() for r in results]))
-    best = max(scores, key=SeedScore.key)  # first of equals: the lowest seed given first
+    best = max(scores, key=SeedScore.key)  # first of equals: the seed given first
     sweep = SeedSweep(out, scores, best, [w.name for w in worlds])
+    write_policy_report(out / REPORT_DIR, by_run, worlds)  # every seed's curve and score
     write_text_atomic(out / SEEDS_FILE, json.dumps(sweep.to_dict(), indent=2) + "\n")
     _point_best(out, best.run_dir)
     return sweep
