@@ -1,0 +1,4 @@
+"""Scale-out on Ray (the optional extra ``sim2real[cluster]``): environments sharded over Ray
+actors behind the VecEnv protocol (:mod:`.sharded`), jobs such as the seeds of a sweep as Ray
+tasks or locally (:mod:`.jobs`), and joining a cluster with clear errors (:mod:`.cluster`).
+Importing this package does not import ``ray``."""

@@ -1,0 +1,69 @@
+"""Independent jobs (the seeds of a sweep, the cells of an evaluation grid) as Ray tasks, or
+locally in order: zero-argument picklable callables in, their results out in the same order.
+
+On a multi-node cluster a job runs on whichever node has a free CPU: what it reads and writes
+(a run folder) must be on a filesystem every node sees at the same path."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from sim2real.learn.distributed.cluster import (
+    check_workers,
+    connect,
+    input_errors_travel,
+    require_ray,
+    unwrap_remote_error,
+)
+
+Job = Callable[[], Any]
+
+
+def _call(job: Job) -> Any:
+    return input_errors_travel(job)
+
+
+def run_on_ray(
+    jobs: Sequence[Job], *, address: str | None = None, workers: int = 1, cpus_per_job: float = 1
+) -> list[Any]:
+    """Every job as a Ray task of ``cpus_per_job`` CPUs (Ray runs as many side by side as the
+    cluster's CPUs allow; a local instance gets ``workers`` CPUs at least); results in order.
+    A job's own error is raised as itself (an InputError stays one line)."""
+    check_workers(workers)
+    session = connect(address, workers=workers)
+    try:
+        import ray
+
+        task = ray.remote(num_cpus=cpus_per_job, max_retries=0)(_call)
+        refs = [task.remote(job) for job in jobs]
+        try:
+            return ray.get(refs)
+        except ray.exceptions.RayTaskError as err:
+            raise unwrap_remote_error(err) from None
+    finally:
+        session.shutdown()
+
+
+def run_jobs(
+    jobs: Sequence[Job], *, workers: int | None = None, address: str | None = None
+) -> list[Any]:
+    """Locally in order when neither ``workers`` nor ``address`` is given, else as Ray tasks
+    (:func:`run_on_ray`)."""
+    if workers is None and address is None:
+        return [job() for job in jobs]
+    return run_on_ray(jobs, address=address, workers=workers or 1)
+
+
+def ray_runner(
+    address: str | None = None, *, workers: int = 1, cpus_per_job: float = 1
+) -> Callable[[Sequence[Job]], list[Any]]:
+    """A job runner for :func:`sim2real.learn.seeds.train_seeds` (``run_jobs=``) running each
+    job as a Ray task."""
+    check_workers(workers)
+    require_ray("--address" if address else "--workers")  # before any work
+
+    def run(jobs: Sequence[Job]) -> list[Any]:
+        return run_on_ray(jobs, address=address, workers=workers, cpus_per_job=cpus_per_job)
+
+    return run

@@ -1,0 +1,166 @@
+"""Environments sharded over Ray actors (learn/distributed/sharded.py) on one local Ray
+instance shared by the module: the gathered batch equals the local batch step for step (shards
+by global index, ``env_offset``), a training run with 2 workers equals the local one, exact
+resume across shards, what crosses the wire per step, close() stops the actors, and seed-sweep
+jobs as Ray tasks."""
+
+from __future__ import annotations
+
+import pickle
+from functools import partial
+
+import numpy as np
+import pytest
+import torch
+
+from sim2real.core.errors import InputError
+from sim2real.learn.distributed.jobs import run_jobs
+from sim2real.learn.distributed.sharded import ShardedVecEnv, shard_bounds, sharded_make_env
+from sim2real.learn.envs import ENV_IDS, make_vec
+
+ray = pytest.importorskip("ray")
+PENDULUM = "sim2real/PendulumSwingup-v0"
+SHORT = {"episode_s": 0.3, "desync_episodes": True}  # autoresets within a few dozen steps
+
+
+@pytest.fixture(scope="module", autouse=True)
+def local_ray():
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield
+    ray.shutdown()
+
+
+def test_shard_bounds_cover_the_batch_in_order():
+    assert shard_bounds(10, 3) == [(0, 4), (4, 7), (7, 10)]  # 10 = 4 + 3 + 3
+    assert shard_bounds(4, 4) == [(0, 1), (1, 2), (2, 3), (3, 4)]
+    assert shard_bounds(7, 1) == [(0, 7)]
+
+
+def _assert_same(a, b):
+    """Two StepResults (or observation dicts) equal bit for bit."""
+    if isinstance(a, dict):
+        assert a.keys() == b.keys()
+        for k in a:
+            np.testing.assert_array_equal(a[k], b[k])
+        return
+    for name in ("reward", "terminated", "truncated"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
+    _assert_same(a.obs, b.obs)
+    _assert_same(a.final_obs, b.final_obs)
+    for key in ("episode_return", "episode_success", "episode_length"):
+        np.testing.assert_array_equal(a.info[key], b.info[key])
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_two_workers_step_exactly_as_the_local_batch(env_id):
+    local = make_vec(env_id, 5, seed=7, config=SHORT)
+    sharded = ShardedVecEnv(env_id, 5, workers=2, seed=7, config=SHORT)
+    try:
+        assert sharded.bounds == [(0, 3), (3, 5)] and sharded.offset_seeding
+        assert sharded.obs_groups == local.obs_groups
+        _assert_same(sharded.reset(seed=7), local.reset(seed=7))
+        actions = np.random.default_rng(1).uniform(-1, 1, (80, 5, local.action_dim))
+        ended = 0
+        for a in actions:
+            mine, theirs = sharded.step(a), local.step(a)
+            _assert_same(mine, theirs)
+            ended += int(np.sum(theirs.terminated | theirs.truncated))
+        assert ended >= 5  # the window crossed autoresets in both shards
+    finally:
+        sharded.close()
+        local.close()
+
+
+def _tiny_train(run_dir, make_env):
+    from sim2real.learn.train import TrainConfig, read_metrics, train
+
+    cfg = TrainConfig(num_envs=4, steps_per_env=16, total_env_steps=128, seed=3)
+    train(run_dir, PENDULUM, train_config=cfg, env_config=SHORT, quiet=True, make_env=make_env)
+    return read_metrics(run_dir), torch.load(run_dir / "policy.pt", weights_only=False)
+
+
+def test_training_with_two_workers_equals_the_local_run(tmp_path):
+    rows_local, policy_local = _tiny_train(tmp_path / "local", None)
+    rows_ray, policy_ray = _tiny_train(tmp_path / "ray", sharded_make_env(2))
+    assert len(rows_local) == 2  # 128 steps / (4 envs x 16)
+    skip = {"wall_s", "steps_per_s", "collect_s", "learn_s"}  # clocks, not rollouts
+    for a, b in zip(rows_local, rows_ray, strict=True):
+        assert {k: v for k, v in a.items() if k not in skip} == pytest.approx(
+            {k: v for k, v in b.items() if k not in skip}, nan_ok=True, rel=0, abs=0
+        )
+    state_local, state_ray = policy_local["actor"], policy_ray["actor"]
+    assert state_local.keys() == state_ray.keys()
+    for k in state_local:
+        assert torch.equal(state_local[k], state_ray[k]), k
+
+
+def test_state_restores_every_shard_exactly():
+    env = ShardedVecEnv(PENDULUM, 4, workers=2, seed=2, config=SHORT)
+    try:
+        env.reset(seed=2)
+        rng = np.random.default_rng(0)
+        for _ in range(10):
+            env.step(rng.uniform(-1, 1, (4, 1)))
+        state = pickle.loads(pickle.dumps(env.get_state()))  # as a checkpoint stores it
+        actions = rng.uniform(-1, 1, (40, 4, 1))
+        first = [env.step(a) for a in actions]
+        env.set_state(state)
+        for a, before in zip(actions, first, strict=True):
+            _assert_same(env.step(a), before)
+        three = {**state, "bounds": [(0, 2), (2, 3), (3, 4)], "shards": state["shards"] * 2}
+        with pytest.raises(ValueError, match="resume with --workers 3"):
+            env.set_state(three)
+        with pytest.raises(ValueError, match="without --workers"):
+            env.set_state(make_vec(PENDULUM, 4, config=SHORT).get_state())
+    finally:
+        env.close()
+
+
+def test_traffic_per_step_is_the_actions_out_and_the_results_back():
+    env = ShardedVecEnv(PENDULUM, 6, workers=2, seed=0, count_bytes=True)
+    try:
+        env.reset(seed=0)
+        action = np.zeros((6, 1))
+        result = env.step(action)
+        sent, received = env.traffic["sent_bytes"], env.traffic["received_bytes"]
+        # out: 6 float64 actions (48 bytes) plus two pickle headers of ~150 bytes
+        assert 48 < sent < 48 + 2 * 200
+        # back: at least every float32 observation once (final_obs is obs when none ended),
+        # rewards, flags and the float64 infos
+        payload = sum(v.nbytes for v in result.obs.values()) + result.reward.nbytes
+        payload += sum(np.asarray(v).nbytes for v in result.info.values())
+        assert payload < received < payload + 2 * 2000
+    finally:
+        env.close()
+
+
+def test_close_stops_the_actors_and_keeps_a_shared_ray():
+    env = ShardedVecEnv(PENDULUM, 2, workers=2, seed=0)
+    actor = env.actors[0]
+    env.close()
+    with pytest.raises(ray.exceptions.RayActorError):
+        ray.get(actor.spec.remote(), timeout=30)
+    assert ray.is_initialized()  # this module's instance: not the environment's to stop
+    env.close()  # twice is harmless
+
+
+def test_shard_errors_are_one_line_input_errors():
+    with pytest.raises(InputError, match="episode_s"):
+        ShardedVecEnv(PENDULUM, 4, workers=2, config={"episode_s": -1.0})
+    with pytest.raises(InputError, match="at most 2"):
+        ShardedVecEnv(PENDULUM, 2, workers=3)
+
+
+def _square(x: int) -> int:
+    return x * x
+
+
+def _bad_file() -> None:
+    raise InputError("sweep.yaml", "seeds", "no such seed")
+
+
+def test_jobs_run_as_ray_tasks_in_order_like_locally():
+    jobs = [partial(_square, k) for k in range(5)]
+    assert run_jobs(jobs, workers=2) == run_jobs(jobs) == [0, 1, 4, 9, 16]
+    with pytest.raises(InputError, match=r"sweep\.yaml: seeds: no such seed"):
+        run_jobs([_bad_file], workers=1)
