@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml scripts/ensure_system_libs.sh
 	bash scripts/ensure_system_libs.sh
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,cluster]'  # cluster: the Ray tests run too
 	touch $(STAMP)
 
 demo: $(STAMP)
