@@ -201,11 +201,35 @@ def eval_cmd(
         Path | None,
         typer.Option("--report", help="Folder for an HTML report (table, training curves)."),
     ] = None,
+    realaigym: Annotated[
+        bool,
+        typer.Option(
+            "--realaigym",
+            help="RealAIGym's protocol instead: 60 s episodes with random pushes, scored by "
+            "the share of the time the tip is above the line (--episodes per world).",
+        ),
+    ] = False,
 ) -> None:
-    """Success rate and return of each policy in its training conditions and in each reality;
-    with several policies, the ablation table."""
+    """Success rate and return of each policy in its training conditions and in each reality
+    (default: the task's evaluation worlds); with several policies, the ablation table."""
     from sim2real.learn.evaluate import evaluate_runs
     from sim2real.learn.reality import shipped_realities
+
+    if realaigym:
+        from sim2real.core.errors import InputError
+        from sim2real.learn.realaigym import DisturbanceProtocol, score_runs
+
+        if report is not None:
+            raise InputError("--report", None, "not with --realaigym (its lines are the result)")
+        scores = score_runs(
+            list(policies), list(reality or []), env_id=env,
+            protocol=DisturbanceProtocol(episodes=episodes), seed=seed,
+        )  # fmt: skip
+        for path, per_world in scores.items():
+            typer.echo(f"{path}:")
+            for s in per_world:
+                typer.echo(f"  {s.line()}")
+        return
 
     results, worlds = evaluate_runs(
         list(policies), list(reality or []), env_id=env, episodes=episodes, seed=seed
