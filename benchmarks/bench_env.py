@@ -1,25 +1,26 @@
-"""Environment throughput beside bare simulation throughput of the same batch.
+"""Environment throughput beside bare simulation throughput of the same batch, for every task.
 
-python benchmarks/bench_env.py [--envs 64 256] [--steps 200] [--repeat 5] [--nthread 0]
-                               [--dr default|none|PATH] [--actuator KIND]
+python benchmarks/bench_env.py [--env ID ...] [--envs 64 256] [--steps 200] [--repeat 5]
+                               [--nthread 0] [--dr default|none|PATH] [--actuator KIND]
 
 "bare": the same ``mujoco.rollout`` calls the environment makes (N model copies, ``nsub``
-substeps each, the same controls) with no environment logic; "env": ``VecEnv.step`` with the
-default domain randomization and random actions. Steps are control steps of one environment
-(100 Hz), medians over ``repeat`` runs. With ``--actuator`` the environment steps in Python
-(actuator model in the loop) while "bare" stays the rollout fast path.
+substeps each, the same torques) with no environment logic; "env": ``VecEnv.step`` with the
+task's default domain randomization and random actions (terms, events, delay line, noise,
+history, autoresets). Steps are control steps of one environment (100 Hz), medians over
+``repeat`` runs measured alternately so machine load hits both. With ``--actuator`` the
+environment steps in Python (an actuator model in the loop, one batched call per substep)
+while "bare" stays the rollout fast path. The load average is printed beside the figures.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import time
 
 import numpy as np
 
-from sim2real.learn.envs import make_vec
-
-ENV = "sim2real/PendulumSwingup-v0"
+from sim2real.learn.envs import ENV_IDS, make_vec
 
 
 def timed_rate(fn, steps: int, num: int) -> float:
@@ -30,16 +31,16 @@ def timed_rate(fn, steps: int, num: int) -> float:
 
 
 def bench_one(
-    n: int, steps: int, repeat: int, nthread: int, dr, actuator: str | None
+    env_id: str, n: int, steps: int, repeat: int, nthread: int, dr, actuator: str | None
 ) -> tuple[float, float]:
-    """Median (bare, env) steps/s; the two are measured alternately so machine load hits both."""
+    """Median (bare, env) steps/s."""
     config = {"nthread": nthread, "actuator": {"kind": actuator} if actuator else None}
-    env = make_vec(ENV, n, seed=0, dr=dr, config=config)
+    env = make_vec(env_id, n, seed=0, dr=dr, config=config)
     env.reset()
-    actions = np.random.default_rng(0).uniform(-1, 1, (steps, n, 1))
+    actions = np.random.default_rng(0).uniform(-1, 1, (steps, n, env.action_dim))
     st = env.stepper
     ctrl = np.zeros((steps, n, env.nsub, st.nu))
-    ctrl[..., 0] = actions  # the same torques, no delay line, limits or observations
+    ctrl[..., env.act.act_index] = actions[:, :, None, :] * env.action_limit
     qfrc = np.zeros((n, env.nsub, st.nv))
     bare, ours = [], []
     for _ in range(repeat):
@@ -52,6 +53,7 @@ def bench_one(
 
 def main() -> None:
     ap = argparse.ArgumentParser()
+    ap.add_argument("--env", nargs="+", default=list(ENV_IDS))
     ap.add_argument("--envs", type=int, nargs="+", default=[64, 256])
     ap.add_argument("--steps", type=int, default=200)
     ap.add_argument("--repeat", type=int, default=5)
@@ -62,10 +64,16 @@ def main() -> None:
     )
     args = ap.parse_args()
     dr = None if args.dr == "none" else args.dr
-    print(f"{'N':>5} {'bare steps/s':>14} {'env steps/s':>13} {'env/bare':>9}")
-    for n in args.envs:
-        bare, ours = bench_one(n, args.steps, args.repeat, args.nthread, dr, args.actuator)
-        print(f"{n:>5} {bare:>14.0f} {ours:>13.0f} {ours / bare:>9.2f}")
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print("| env | N | bare steps/s | env steps/s | env / bare |")
+    print("|---|---|---|---|---|")
+    for env_id in args.env:
+        for n in args.envs:
+            bare, ours = bench_one(
+                env_id, n, args.steps, args.repeat, args.nthread, dr, args.actuator
+            )
+            print(f"| {env_id} | {n} | {bare:,.0f} | {ours:,.0f} | {ours / bare:.2f} |")
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
 if __name__ == "__main__":

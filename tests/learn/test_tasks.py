@@ -179,3 +179,19 @@ def test_cartpole_success_when_the_pole_is_held_upright():
         up.append(res.info["in_band"].copy())
     assert list(res.info["episode_success"]) == [1.0, 0.0]
     assert np.all(np.array(up)[:, 0])
+
+
+def test_pendubot_stops_a_runaway_spin_with_a_penalty():
+    # full torque all along spins the links up: the episode ends at 50 rad/s, before the 2 ms
+    # simulation diverges, and that step costs the termination weight (10)
+    env = make_vec("sim2real/PendubotSwingup-v0", 1, seed=0, dr=None)
+    env.reset()
+    for _ in range(1000):
+        before = np.abs(env.stepper.qvel[0]).max()
+        res = env.step(np.ones((1, 1)))
+        if res.terminated[0]:
+            break
+    assert res.terminated[0] and not res.truncated[0]
+    assert before < 50.0 and res.reward[0] < -5.0
+    assert np.isfinite(res.final_obs["privileged"]).all()
+    assert np.abs(env.stepper.qvel[0]).max() < 1.0  # reset

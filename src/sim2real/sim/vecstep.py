@@ -75,13 +75,20 @@ class VecStepper:
 
     # -- stepping ----------------------------------------------------------------------------
     def step(
-        self, ctrl: np.ndarray, qfrc: np.ndarray, feedback: FeedbackTorque | None = None
-    ) -> np.ndarray:
+        self,
+        ctrl: np.ndarray,
+        qfrc: np.ndarray,
+        feedback: FeedbackTorque | None = None,
+        *,
+        states: bool = True,
+    ) -> np.ndarray | None:
         """Advance all environments by ``ctrl.shape[1]`` substeps; returns the (N, nsub,
-        nstate) states after each substep (the last one is also in ``self.state``)."""
+        nstate) states after each substep (the last one is also in ``self.state``), or None
+        with ``states=False`` (the Python path then skips reading the states in between)."""
         if feedback is None:
-            return self._step_rollout(ctrl, qfrc)
-        return self._step_python(ctrl, qfrc, feedback)
+            out = self._step_rollout(ctrl, qfrc)
+            return out if states else None
+        return self._step_python(ctrl, qfrc, feedback, states)
 
     def _step_rollout(self, ctrl: np.ndarray, qfrc: np.ndarray) -> np.ndarray:
         controls = np.concatenate([ctrl, qfrc], axis=2)
@@ -101,35 +108,36 @@ class VecStepper:
         return out
 
     def _step_python(
-        self, ctrl: np.ndarray, qfrc: np.ndarray, feedback: FeedbackTorque
-    ) -> np.ndarray:
+        self, ctrl: np.ndarray, qfrc: np.ndarray, feedback: FeedbackTorque, states: bool
+    ) -> np.ndarray | None:
         if self._env_datas is None:
             self._env_datas = [mujoco.MjData(self.base) for _ in range(self.num)]
-        datas, models = self._env_datas, self.models
+        pairs, mdiag = list(zip(self.models, self._env_datas, strict=True)), self._mdiag
+        step1, step2, get_state = mujoco.mj_step1, mujoco.mj_step2, mujoco.mj_getState
         nsub = ctrl.shape[1]
-        out = np.empty((self.num, nsub, self.nstate))
+        out = np.empty((self.num, nsub, self.nstate)) if states else None
         qpos = np.empty((self.num, self.nq))
         qvel = np.empty((self.num, self.nv))
-        tau_ext = np.empty((self.num, self.nv))
+        bias = np.empty((self.num, self.nv))
         inertia = np.empty((self.num, self.nv))
-        for i, d in enumerate(datas):
-            mujoco.mj_setState(models[i], d, self.state[i], STATE_SPEC)
+        for i, (m, d) in enumerate(pairs):
+            mujoco.mj_setState(m, d, self.state[i], STATE_SPEC)
             d.qacc_warmstart[:] = 0.0
         for k in range(nsub):
-            for i, d in enumerate(datas):
-                mujoco.mj_step1(models[i], d)
-                qpos[i] = d.qpos
-                qvel[i] = d.qvel
-                tau_ext[i] = -d.qfrc_bias
-                inertia[i] = d.M[self._mdiag]
-            tau = feedback(k, qpos, qvel, tau_ext, inertia)
-            applied = qfrc[:, k] + tau
-            for i, d in enumerate(datas):
-                d.ctrl[:] = ctrl[i, k]
-                d.qfrc_applied[:] = applied[i]
-                mujoco.mj_step2(models[i], d)
-                mujoco.mj_getState(models[i], d, out[i, k], STATE_SPEC)
-        self.state[:] = out[:, -1]
+            for i, (m, d) in enumerate(pairs):
+                step1(m, d)
+                qpos[i], qvel[i], bias[i], inertia[i] = d.qpos, d.qvel, d.qfrc_bias, d.M[mdiag]
+            applied = qfrc[:, k] + feedback(k, qpos, qvel, -bias, inertia)
+            for i, (m, d) in enumerate(pairs):
+                d.ctrl[:], d.qfrc_applied[:] = ctrl[i, k], applied[i]
+                step2(m, d)
+                if states:
+                    get_state(m, d, out[i, k], STATE_SPEC)
+        if states:
+            self.state[:] = out[:, -1]
+        else:
+            for i, (m, d) in enumerate(pairs):
+                get_state(m, d, self.state[i], STATE_SPEC)
         return out
 
     def close(self) -> None:

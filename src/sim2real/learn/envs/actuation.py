@@ -80,7 +80,7 @@ class Actuation:
             ctrl[:, :, self.act_index] = delayed
             if friction:
                 feedback = lambda k, qpos, qvel, tau_ext, inertia: extras.friction_torque(qvel)  # noqa: E731
-        self.stepper.step(ctrl, qfrc, feedback)
+        self.stepper.step(ctrl, qfrc, feedback, states=False)
 
     def _actuator_feedback(self, command: np.ndarray, extras: BatchExtras, friction: bool):
         from sim2real.actuators.models import ActuatorState

@@ -7,7 +7,8 @@ Written from the task pieces as a newcomer would (docs/environments.md walks thr
 - joints: the cart's ``slider`` (x [m]) and the pole's ``hinge`` (the goal: pi);
 - policy frame: ``x, x_vel, q, cos_q, sin_q, qvel, prev_action`` (q wrapped to [-pi, pi));
 - reward: the pole's height (0 hanging, 1 upright), the cart kept near the middle of the
-  rail (``-x^2``), speed near upright, action, a bonus per step up;
+  rail (``-x^2``), speed near upright, action, a bonus per step up, a penalty for reaching
+  the end of the rail (per-step rewards stay near or above 0, so ending early never pays);
 - termination: the cart reaching ``TRACK_END_M`` (before the rail's end stops);
 - success: the pole within ``success_band_rad`` of upright for ``success_hold_s``.
 """
@@ -82,7 +83,8 @@ class CartpoleSwingupConfig(TaskConfig):
     }
     REWARD: ClassVar[dict[str, float]] = {
         "upright": 1.0,  # pole height, 0 hanging to 1 upright
-        "centre": 0.2,  # -x^2: stay off the ends of the rail
+        "centre": 0.05,  # -x^2: keep to the middle of the rail
+        "terminated": 10.0,  # the cart reaching the end of the rail
         "velocity": 0.01,  # squared speeds (cart and pole) near upright
         "action": 0.01,  # squared action
         "bonus": 1.0,  # per step within the success band
@@ -109,6 +111,7 @@ TASK = Task(
         "velocity": terms.velocity_near_goal,
         "action": terms.action_sq,
         "bonus": terms.in_band,
+        "terminated": terms.terminated,
     },
     terminations={"track_end": terms.joint_beyond(0, TRACK_END_M)},
     push_joint="hinge",

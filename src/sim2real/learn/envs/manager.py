@@ -291,12 +291,13 @@ class ManagerVecEnv:
         self.act.step(command, qfrc, self.batch_extras)
 
         view = self._view(None, self.stepper.qpos[:, self.qadr], self.stepper.qvel[:, self.dof], a)
-        reward = np.zeros(n)
-        for weight, term in self._rewards:
-            reward = reward + weight * term(view)
         terminated = np.zeros(n, dtype=bool)
         for term in self._terminations:
             terminated |= term(view)
+        view.terminated = terminated
+        reward = np.zeros(n)
+        for weight, term in self._rewards:
+            reward = reward + weight * term(view)
         self.hold = np.where(view.in_band, self.hold + 1, 0)
         self.success |= self.hold >= self.hold_steps
         self.ep_return += reward

@@ -35,7 +35,8 @@ class StepView:
     """What the terms read after a step. ``q``, ``qd``: (N, J) of the task's joints (true
     state, or the measured one for observation terms); ``err``: (N, G) distance to the goal
     of the goal joints (wrapped for hinges); ``action``: (N, A) the clipped action;
-    ``in_band``: (N,) every goal joint within the success band."""
+    ``in_band``: (N,) every goal joint within the success band; ``terminated``: (N,) the
+    termination terms' verdict on this step (reward terms only)."""
 
     q: np.ndarray
     qd: np.ndarray
@@ -43,6 +44,7 @@ class StepView:
     action: np.ndarray
     in_band: np.ndarray
     env: object = None
+    terminated: np.ndarray | None = None
 
 
 ObsFn = Callable[[StepView], np.ndarray]
@@ -101,6 +103,11 @@ def in_band(v: StepView) -> np.ndarray:
     return v.in_band.astype(float)
 
 
+def terminated(v: StepView) -> np.ndarray:
+    """Reads terminated: minus 1 on the step an episode ends by the task (a penalty)."""
+    return -v.terminated.astype(float)
+
+
 def angle_score(v: StepView) -> np.ndarray:
     """Reads err: the mean over goal joints of 1 - (err / pi)^2 (1 at the goal, 0 opposite)."""
     return np.mean(1.0 - (v.err / np.pi) ** 2, axis=1)
@@ -149,3 +156,8 @@ class Energy:
 def joint_beyond(k: int, limit: float) -> Callable[[StepView], np.ndarray]:
     """Reads q[:, k]: true where |q| >= limit (e.g. a cart at the end of its track)."""
     return lambda v: np.abs(v.q[:, k]) >= limit
+
+
+def speed_above(limit: float) -> Callable[[StepView], np.ndarray]:
+    """Reads qd: true where any joint turns at ``limit`` or faster (a bench's safety stop)."""
+    return lambda v: np.any(np.abs(v.qd) >= limit, axis=1)
