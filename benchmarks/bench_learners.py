@@ -8,14 +8,15 @@ python benchmarks/bench_learners.py [--out runs/bench_learners.json] [--tasks pe
 One cell per (learner, task, seed): train from scratch with the task's shipped training
 settings (``configs/<task>.train.yaml``; rsl_rl's PPO the same with ``bound_coef`` 0, which it
 has no counterpart for; SAC its own settings below with the same discount and number of
-environments), then evaluate the deterministic policy over ``--episodes`` episodes in its
-training conditions and in each validation reality (default: the pendulum's validation worlds
-``validation-published`` and ``validation-bench``, never the evaluation ones; for the pendubot
-only its training conditions, it has no realities yet). Every cell is
-appended to the JSON file as soon as it is done and cells already there are skipped, so a long
-run can be stopped and continued; the table is printed from the file. Each cell records wall
-time of training, training steps/s, the success rate and mean return per world, and the load
-average when it started and ended (the machine is shared: ``nice -n 10`` it).
+environments; ``--learners ppo_bound0``: our PPO as shipped but for ``bound_coef`` 0, to tell
+the bound loss from the rest), then evaluate the deterministic policy over ``--episodes``
+episodes in its training conditions and in each validation reality (default: the pendulum's
+validation worlds ``validation-published`` and ``validation-bench``, never the evaluation
+ones; for the pendubot only its training conditions, it has no realities yet). Every cell is
+appended to the JSON file as soon as it is done and cells already there are skipped, so a
+long run can be stopped and continued; the table is printed from the file. Each cell records
+the training wall time, training steps/s, the success rate and mean return per world, and the
+load average when it started and ended (the machine is shared: ``nice -n 10`` it).
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ TASKS = {
     "pendubot": ("sim2real/PendubotSwingup-v0", None),
 }
 LEARNERS = ("ppo", "rsl_ppo", "sac")
+VARIANTS = ("ppo_bound0",)  # our PPO without the action-bound loss, which rsl_rl's PPO lacks
 SAC_SETTINGS = {  # SB3's defaults but for these (the discount and batch come from the task)
     "learning_starts": 10_000,
     # gSDE, its noise drawn once per 32 batch steps (0.32 s at 100 Hz: the exploration over a
@@ -141,7 +143,10 @@ def run_cell(learner: str, task: str, seed: int, args: argparse.Namespace) -> di
     cfg = task_settings(env_id, args.env_steps, seed)
     load_start = load_avg()
     with tempfile.TemporaryDirectory() as tmp:
-        if learner == "ppo":
+        if learner in ("ppo", "ppo_bound0"):
+            if learner == "ppo_bound0":
+                ppo = cfg.ppo.model_copy(update={"bound_coef": 0.0})
+                cfg = cfg.model_copy(update={"ppo": ppo})
             policy, steps, wall = train_ours(env_id, cfg, Path(tmp))
         else:
             policy, steps, wall = train_field(learner, env_id, cfg)
@@ -216,7 +221,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--out", type=Path, default=Path("runs/bench_learners.json"))
     ap.add_argument("--tasks", nargs="+", choices=list(TASKS), default=list(TASKS))
     ap.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2, 3, 4])
-    ap.add_argument("--learners", nargs="+", choices=LEARNERS, default=list(LEARNERS))
+    ap.add_argument("--learners", nargs="+", choices=LEARNERS + VARIANTS, default=list(LEARNERS))
     ap.add_argument("--env-steps", type=int, default=5_000_000, help="per cell")
     ap.add_argument("--episodes", type=int, default=100, help="per world")
     ap.add_argument("--realities", nargs="*", default=None, help="validation worlds")
