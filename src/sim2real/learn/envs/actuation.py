@@ -36,6 +36,7 @@ class Actuation:
         self.hist_len = nsub + int(np.ceil(max_delay_s / timestep)) + 1
         self._sub_idx = self.hist_len - nsub + np.arange(nsub)[None, :]
         self._rows_col = np.arange(self.num_envs)[:, None]
+        self.friction = False  # a state-dependent friction term in the extras (set by the env)
         self.alloc()
 
     def alloc(self) -> None:
@@ -72,7 +73,7 @@ class Actuation:
         hist[:, -nsub:] = command[:, None, :]
         delayed = hist[self._rows_col, self._sub_idx - self.delay_sub[:, None]]  # (N, nsub, A)
         ctrl = np.zeros((self.num_envs, nsub, self.stepper.nu))
-        friction = extras.state_dependent
+        friction = self.friction
         feedback = None
         if self.runtime is not None:
             feedback = self._actuator_feedback(delayed[:, :, 0], extras, friction)

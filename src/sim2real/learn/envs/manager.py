@@ -200,6 +200,7 @@ class ManagerVecEnv:
             term.update_rows(self, rows)
         self.batch_extras.update_rows(rows, self._extras)
         self.act.set_delays(self.batch_extras.delay_s + self.cfg.extra_delay_s)
+        self.act.friction = self.batch_extras.state_dependent
 
     def _alloc(self) -> None:
         n, frame = self.num_envs, len(self._obs)
@@ -243,7 +244,7 @@ class ManagerVecEnv:
         self.act.reset_rows(rows)
         self.history[rows] = self._measure(rows)[:, None, :]
 
-    def _view(self, rows, q, qd, action) -> StepView:
+    def _view(self, q, qd, action) -> StepView:
         err = q[:, self._goal_k] - self._goal
         err = np.where(self._wraps, wrap(err), err)
         band = np.all(np.abs(err) < self.cfg.success_band_rad, axis=1)
@@ -264,7 +265,8 @@ class ManagerVecEnv:
             + self.values[rows_, self._bias_qvel]
             + noise[:, nj:] * be.vel_noise_rad_s[rows_, self.dof]
         )
-        view = self._view(rows, qm, qdm, self.prev_action[rows])
+        # observation terms read the measured state and the action only
+        view = StepView(qm, qdm, None, self.prev_action[rows], None, self)
         return np.stack([f(view) for f in self._obs], axis=1)
 
     def _observe(self) -> dict[str, np.ndarray]:
@@ -290,7 +292,7 @@ class ManagerVecEnv:
             self.push_left = np.maximum(self.push_left - nsub, 0)
         self.act.step(command, qfrc, self.batch_extras)
 
-        view = self._view(None, self.stepper.qpos[:, self.qadr], self.stepper.qvel[:, self.dof], a)
+        view = self._view(self.stepper.qpos[:, self.qadr], self.stepper.qvel[:, self.dof], a)
         terminated = np.zeros(n, dtype=bool)
         for term in self._terminations:
             terminated |= term(view)

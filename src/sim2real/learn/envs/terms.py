@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -46,6 +47,11 @@ class StepView:
     env: object = None
     terminated: np.ndarray | None = None
 
+    @cached_property
+    def wrapped(self) -> np.ndarray:
+        """(N, J) ``q`` wrapped to [-pi, pi) (computed once per view)."""
+        return wrap(self.q)
+
 
 ObsFn = Callable[[StepView], np.ndarray]
 
@@ -53,7 +59,7 @@ ObsFn = Callable[[StepView], np.ndarray]
 # -- observation terms (joint k of the task's joints) ------------------------------------------
 def joint_angle(k: int) -> ObsFn:
     """Reads q[:, k]: the angle wrapped to [-pi, pi) [rad]."""
-    return lambda v: wrap(v.q[:, k])
+    return lambda v: v.wrapped[:, k]
 
 
 def joint_pos(k: int) -> ObsFn:
@@ -64,14 +70,14 @@ def joint_pos(k: int) -> ObsFn:
 def joint_cos(k: int, wrapped: bool = True) -> ObsFn:
     """Reads q[:, k]: cos of the angle (of the wrapped angle, as the robot computes it)."""
     if wrapped:
-        return lambda v: np.cos(wrap(v.q[:, k]))
+        return lambda v: np.cos(v.wrapped[:, k])
     return lambda v: np.cos(v.q[:, k])
 
 
 def joint_sin(k: int, wrapped: bool = True) -> ObsFn:
     """Reads q[:, k]: sin of the angle (of the wrapped angle, as the robot computes it)."""
     if wrapped:
-        return lambda v: np.sin(wrap(v.q[:, k]))
+        return lambda v: np.sin(v.wrapped[:, k])
     return lambda v: np.sin(v.q[:, k])
 
 
