@@ -87,12 +87,12 @@ def main() -> None:
         envs[f"{w} worker{'s' * (w > 1)}"] = ShardedVecEnv(args.env, n, workers=w, seed=0)
         print(f"{w} Ray workers ready in {time.perf_counter() - t0:.1f} s")
     rates: dict[str, list[float]] = {k: [] for k in envs}
-    for name, env in envs.items():  # warm-up
+    for env in envs.values():  # warm-up
         stepping_rate(env, actions[:8])
     for _ in range(args.repeat):
         for name, env in envs.items():
             rates[name].append(stepping_rate(env, actions))
-    print("\n(a) stepping alone, env steps/s (median of {})".format(args.repeat))
+    print(f"\n(a) stepping alone, env steps/s (median of {args.repeat})")
     base = statistics.median(rates["local"])
     for name, r in rates.items():
         med = statistics.median(r)
@@ -109,12 +109,14 @@ def main() -> None:
     state_bytes = len(pickle.dumps(env.get_state(), protocol=5))
     per_sent, per_recv = tr["sent_bytes"] / tr["steps"], tr["received_bytes"] / tr["steps"]
     obs_dims = {g: local.obs_groups[g].dim for g in local.obs_groups}
-    print(f"\n(c) traffic with {w} workers (observation groups {obs_dims}, action {local.action_dim})")
+    print(
+        f"\n(c) traffic with {w} workers (observation groups {obs_dims}, action {local.action_dim})"
+    )
     print(f"  per step:      out {per_sent:8.0f} B (actions)   back {per_recv:9.0f} B (results)")
     print(f"  per iteration: out {per_sent * t_steps / 1e3:8.1f} kB   back "
           f"{per_recv * t_steps / 1e6:9.2f} MB   ({t_steps} steps, {2 * w * t_steps} messages)")  # fmt: skip
     print(f"  per checkpoint: environment state {state_bytes / 1e3:.0f} kB")
-    for name, e in envs.items():
+    for e in envs.values():
         e.close()
 
     print(f"\n(b) training, env steps/s (median of {args.iterations} iterations)")
