@@ -195,3 +195,18 @@ def test_pendubot_stops_a_runaway_spin_with_a_penalty():
     assert before < 50.0 and res.reward[0] < -5.0
     assert np.isfinite(res.final_obs["privileged"]).all()
     assert np.abs(env.stepper.qvel[0]).max() < 1.0  # reset
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_every_world_of_a_task_builds_its_environment(env_id):
+    from sim2real.learn.reality import load_reality, reality_env
+    from sim2real.learn.reality_sets import reality_sets
+
+    sets = reality_sets(env_id)
+    names = [*sets.validation, *sets.evaluation]
+    assert sets.validation and sets.evaluation
+    for name in names:
+        env = reality_env(load_reality(name), env_id, {}, 2, 0)
+        env.reset()
+        res = env.step(np.zeros((2, env.action_dim)))
+        assert np.isfinite(res.obs["policy"]).all(), name
