@@ -3,7 +3,13 @@
 actuated joint through a delay line at substep resolution, then either straight to the MuJoCo
 actuators (``ctrl``: the ``mujoco.rollout`` fast path) or through an actuator model (a runtime
 of :mod:`sim2real.actuators.models`, one call per substep for the whole batch) into
-``qfrc_applied``; the state-dependent smooth friction of the model's extras joins either."""
+``qfrc_applied``; the state-dependent smooth friction of the model's extras joins either.
+
+An actuator model whose torque depends on the joint state (a PD or DC servo, any friction
+model, a network) is evaluated between MuJoCo's two half-steps of every substep: the physics
+then steps in Python, environment by environment. One whose torque depends on its commands
+only (a torque motor without friction) has all its substep torques computed first, and the
+batch keeps the rollout fast path."""
 
 from __future__ import annotations
 
@@ -75,13 +81,35 @@ class Actuation:
         ctrl = np.zeros((self.num_envs, nsub, self.stepper.nu))
         friction = self.friction
         feedback = None
-        if self.runtime is not None:
+        if self.runtime is not None and self.open_loop and not friction:
+            # the model's torque depends on the commands only: all substeps' torques first,
+            # then the rollout fast path with them as applied forces
+            qfrc[:, :, self.act_dof[0]] += self._open_loop_torques(delayed[:, :, 0])
+        elif self.runtime is not None:
             feedback = self._actuator_feedback(delayed[:, :, 0], extras, friction)
         else:
             ctrl[:, :, self.act_index] = delayed
             if friction:
                 feedback = lambda k, qpos, qvel, tau_ext, inertia: extras.friction_torque(qvel)  # noqa: E731
         self.stepper.step(ctrl, qfrc, feedback, states=False)
+
+    @property
+    def open_loop(self) -> bool:
+        """The actuator model's torque depends on its commands only (a torque motor without
+        friction: lag, gain, saturation, delay), never on the joint state."""
+        from sim2real.actuators.models import TorqueMotor
+
+        return isinstance(self.runtime, TorqueMotor) and self.runtime.friction == "none"
+
+    def _open_loop_torques(self, command: np.ndarray) -> np.ndarray:
+        """(N, nsub) torques of an open-loop actuator model for the substeps' commands."""
+        from sim2real.actuators.models import ActuatorState
+
+        state, zero = ActuatorState(dt_s=self.timestep), np.zeros(self.num_envs)
+        out = np.empty_like(command)
+        for k in range(command.shape[1]):
+            out[:, k] = self.runtime.torque(command[:, k], zero, zero, state)
+        return out
 
     def _actuator_feedback(self, command: np.ndarray, extras: BatchExtras, friction: bool):
         from sim2real.actuators.models import ActuatorState
