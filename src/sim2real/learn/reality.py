@@ -94,9 +94,11 @@ def load_reality(arg: str | Path) -> Reality:
 
 
 def _is_builtin(name: str) -> bool:
+    """A built-in model, or one a task bundles (e.g. the cart-pole's ``cartpole``)."""
+    from sim2real.learn.envs import TASKS
     from sim2real.sim.builtin import BUILTINS
 
-    return name in BUILTINS
+    return name in BUILTINS or any(name in t.models for t in TASKS.values())
 
 
 def reality_env(reality: Reality, env_id: str, env_config: dict, num_envs: int, seed: int):
