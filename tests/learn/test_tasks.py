@@ -210,3 +210,28 @@ def test_every_world_of_a_task_builds_its_environment(env_id):
         env.reset()
         res = env.step(np.zeros((2, env.action_dim)))
         assert np.isfinite(res.obs["policy"]).all(), name
+
+
+def test_commands_are_drawn_per_episode_observed_and_rewarded():
+    # the cart-pole's x_target: drawn per environment at every episode start, read by the
+    # policy when its frame lists it, and the centring term is -(x - x_target)^2
+    only = {"upright": 0.0, "velocity": 0.0, "action": 0.0, "bonus": 0.0, "terminated": 0.0}
+    cfg = {"commands": {"x_target": [-0.5, 0.5]}, "episode_s": 0.1,
+           "observations": ["x", "x_target"], "reward": {**only, "centre": 1.0}}  # fmt: skip
+    env = make_vec(CARTPOLE, 4, seed=3, dr=None, config=cfg)
+    obs = env.reset()
+    target = env.commands[:, 0].copy()
+    assert np.all(np.abs(target) <= 0.5) and len(set(target)) == 4
+    assert np.allclose(obs["policy"][:, -1], target, atol=1e-6)  # x_target scale 1
+    names = [t.name for t in env.obs_groups["privileged"].terms]
+    assert obs["privileged"][:, names.index("command.x_target")] == pytest.approx(target, abs=1e-6)
+    for _ in range(9):
+        res = env.step(np.zeros((4, 1)))
+        x = env.stepper.qpos[:, 0]
+        assert res.reward == pytest.approx(-((x - target) ** 2), rel=1e-5, abs=1e-7)
+        assert np.array_equal(env.commands[:, 0], target)  # held through the episode
+    res = env.step(np.zeros((4, 1)))
+    assert res.truncated.all() and not np.array_equal(env.commands[:, 0], target)  # redrawn
+    for bad, field in (({"x_goal": [0, 1]}, "commands.x_goal"), ({"x_target": [1, 0]}, "inverted")):
+        with pytest.raises(InputError, match=field):
+            env_config(CARTPOLE, {"commands": bad})

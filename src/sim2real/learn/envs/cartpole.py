@@ -53,6 +53,7 @@ OBS = {
     "sin_q": ObsSpec(terms.joint_sin(1), "sin_q"),
     "qvel": ObsSpec(terms.joint_vel(1), "qvel"),
     "prev_action": ObsSpec(terms.prev_action(0), "prev_action"),
+    "x_target": ObsSpec(terms.command(0), "x"),  # not in the default frame (always 0 there)
 }
 PRIVILEGED = {
     "x_true": ObsSpec(terms.joint_pos(0), "x"),
@@ -81,14 +82,16 @@ class CartpoleSwingupConfig(TaskConfig):
         "qvel": 0.1,
         "prev_action": 1.0,
     }
+    FRAME: ClassVar[tuple[str, ...]] = tuple(n for n in OBS if n != "x_target")
     REWARD: ClassVar[dict[str, float]] = {
         "upright": 1.0,  # pole height, 0 hanging to 1 upright
-        "centre": 0.05,  # -x^2: keep to the middle of the rail
+        "centre": 0.05,  # -(x - x_target)^2: keep to the commanded place on the rail
         "terminated": 10.0,  # the cart reaching the end of the rail
         "velocity": 0.01,  # squared speeds (cart and pole) near upright
         "action": 0.01,  # squared action
         "bonus": 1.0,  # per step within the success band
     }
+    COMMANDS: ClassVar[dict[str, tuple[float, float]]] = {"x_target": (0.0, 0.0)}
     model: str = Field("cartpole", description="the bundled 'cartpole', a built-in or MJCF path")
     torque_limit_Nm: float = Field(
         10.0, gt=0, description="actions in [-1, 1] scale to this cart force [N]"
@@ -107,7 +110,7 @@ TASK = Task(
     privileged=PRIVILEGED,
     rewards={
         "upright": pole_height,
-        "centre": terms.joint_pos_sq(0),
+        "centre": terms.tracking_sq(0, 0),
         "velocity": terms.velocity_near_goal,
         "action": terms.action_sq,
         "bonus": terms.in_band,

@@ -48,6 +48,11 @@ class Events:
         ]
         return np.array(out).reshape(rows.size, 2 * nj)
 
+    def commands(self, rows: np.ndarray, ranges: list[tuple[float, float]]) -> np.ndarray:
+        """(len(rows), C): each command uniform in its [low, high], row by row."""
+        lo, hi = np.array(ranges, dtype=float).T
+        return np.array([self.streams.events[r].uniform(lo, hi) for r in rows])
+
     def fire(self, values: np.ndarray, steps: np.ndarray) -> list[tuple[BoundTerm, np.ndarray]]:
         """Draw the interval terms due at ``steps`` (each environment's step in its episode)
         and schedule their next time; returns (term, rows) of those that fired."""

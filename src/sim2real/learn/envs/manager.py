@@ -27,12 +27,13 @@ import numpy as np
 from sim2real.core.errors import InputError
 from sim2real.learn.envs.actuation import Actuation
 from sim2real.learn.envs.events import Events
+from sim2real.learn.envs.observations import Observations
 from sim2real.learn.envs.space import build_space, column_kinds
 from sim2real.learn.envs.streams import EnvStreams
 from sim2real.learn.envs.task import Task
 from sim2real.learn.envs.terms import StepView, wrap
 from sim2real.learn.randomization import Randomization, Randomizer, load_randomization
-from sim2real.learn.vec import ObsGroup, ObsTerm, StepResult
+from sim2real.learn.vec import StepResult
 from sim2real.sim.builtin import resolve_model
 from sim2real.sim.model import SimModel, load_sim_model
 from sim2real.sim.targets import resolve_target
@@ -92,8 +93,8 @@ class ManagerVecEnv:
         self.nominal = self.space.nominal()
         names = self.space.names
         self.col = {n: j for j, n in enumerate(names)}
-        self._bias_q = np.array([self.col[f"obs_bias_q{s}"] for s in self.suffixes])
-        self._bias_qvel = np.array([self.col[f"obs_bias_qvel{s}"] for s in self.suffixes])
+        self.bias_q = np.array([self.col[f"obs_bias_q{s}"] for s in self.suffixes])
+        self.bias_qvel = np.array([self.col[f"obs_bias_qvel{s}"] for s in self.suffixes])
         kinds = np.array(column_kinds(self.space))
         self.model_cols = np.flatnonzero(kinds == "model")
         self.actuator_cols = np.flatnonzero(kinds == "actuator")
@@ -104,8 +105,8 @@ class ManagerVecEnv:
             load_randomization(dr, task.default_dr), self.space, source=self._dr_source(dr)
         )
         span = self.space.upper() - self.space.lower()
-        self._ref = np.where(np.abs(self.nominal) > 1e-9, np.abs(self.nominal), span / 4)
-        self._ref = np.where(self._ref > 0, self._ref, 1.0)
+        self.param_ref = np.where(np.abs(self.nominal) > 1e-9, np.abs(self.nominal), span / 4)
+        self.param_ref = np.where(self.param_ref > 0, self.param_ref, 1.0)
 
         self.stepper = VecStepper(m, self.num_envs, nthread=cfg.nthread)
         self._extras = [self.sim.extras.copy() for _ in range(self.num_envs)]
@@ -143,16 +144,7 @@ class ManagerVecEnv:
 
     def _build_terms(self) -> None:
         task, cfg = self.task, self.cfg
-        policy = cfg.policy_terms()
-        self._obs = [task.observations[n].func for n in policy]
-        scale = {
-            n: cfg.scale(s.scale_key) if s.scale_key else 1.0 for n, s in task.observations.items()
-        }
-        self._scales = np.array([scale[n] for n in policy])
-        self._priv = list(task.privileged.values())
-        self._priv_scales = np.array(
-            [cfg.scale(s.scale_key) if s.scale_key else 1.0 for s in self._priv]
-        )
+        self._commands = cfg.command_ranges()
         self.reward_terms = {}  # the active terms by name (weight != 0)
         for name, weight in cfg.weights().items():
             if weight:
@@ -162,21 +154,8 @@ class ManagerVecEnv:
         self._rewards = [(weights[n], t) for n, t in self.reward_terms.items()]
         self._row_terms = [t for _, t in self._rewards if hasattr(t, "update_rows")]
         self._terminations = list(task.terminations.values())
-        self.obs_groups = {
-            "policy": ObsGroup(tuple(ObsTerm(n, float(scale[n])) for n in policy), cfg.history),
-            "privileged": ObsGroup(
-                (
-                    *(
-                        ObsTerm(n, float(s))
-                        for n, s in zip(task.privileged, self._priv_scales, strict=True)
-                    ),
-                    ObsTerm("push_active"),
-                    *(ObsTerm(f"param.{n}") for n in self.space.names),
-                ),
-                1,
-                deployable=False,
-            ),
-        }
+        self.obs = Observations(task, cfg, self.space.names)
+        self.obs_groups = self.obs.groups
 
     # -- parameters ----------------------------------------------------------------------------
     def _actuator_values(self) -> dict[str, np.ndarray]:
@@ -203,7 +182,7 @@ class ManagerVecEnv:
         self.act.friction = self.batch_extras.state_dependent
 
     def _alloc(self) -> None:
-        n, frame = self.num_envs, len(self._obs)
+        n, frame = self.num_envs, len(self.obs.funcs)
         self.history = np.zeros((n, self.cfg.history, frame))
         self.prev_action = np.zeros((n, self.action_dim))
         self.steps = np.zeros(n, dtype=np.int64)
@@ -211,6 +190,7 @@ class ManagerVecEnv:
         self.success = np.zeros(n, dtype=bool)
         self.ep_return = np.zeros(n)
         self.push_left = np.zeros(n, dtype=np.int64)
+        self.commands = np.zeros((n, len(self._commands)))
 
     # -- protocol ------------------------------------------------------------------------------
     def reset(self, seed: int | None = None) -> dict[str, np.ndarray]:
@@ -234,6 +214,8 @@ class ManagerVecEnv:
         self.events.reset_rows(self.values, rows)
         self._apply_rows(rows)
         init = self.events.start_states(rows, cfg.init_q_rad, cfg.init_qvel_rad_s, nj)
+        if self._commands:
+            self.commands[rows] = self.events.commands(rows, list(self._commands.values()))
         qpos = np.zeros((rows.size, self.stepper.nq))
         qvel = np.zeros((rows.size, self.stepper.nv))
         qpos[:, self.qadr], qvel[:, self.dof] = init[:, :nj], init[:, nj:]
@@ -248,37 +230,13 @@ class ManagerVecEnv:
         err = q[:, self._goal_k] - self._goal
         err = np.where(self._wraps, wrap(err), err)
         band = np.all(np.abs(err) < self.cfg.success_band_rad, axis=1)
-        return StepView(q, qd, err, action, band, self)
+        return StepView(q, qd, err, action, band, self, commands=self.commands)
 
     def _measure(self, rows: np.ndarray) -> np.ndarray:
-        """(len(rows), terms) raw policy frame from the measured state (noise, bias)."""
-        rows_ = rows[:, None]
-        q = self.stepper.qpos[rows_, self.qadr]
-        qd = self.stepper.qvel[rows_, self.dof]
-        be, nj = self.batch_extras, q.shape[1]
-        noise = self.streams.noise(rows)
-        qm = (
-            q + self.values[rows_, self._bias_q] + noise[:, :nj] * be.pos_noise_rad[rows_, self.dof]
-        )
-        qdm = (
-            qd
-            + self.values[rows_, self._bias_qvel]
-            + noise[:, nj:] * be.vel_noise_rad_s[rows_, self.dof]
-        )
-        # observation terms read the measured state and the action only
-        view = StepView(qm, qdm, None, self.prev_action[rows], None, self)
-        return np.stack([f(view) for f in self._obs], axis=1)
+        return self.obs.measure(self, rows)
 
     def _observe(self) -> dict[str, np.ndarray]:
-        n = self.num_envs
-        policy = (self.history * self._scales).reshape(n, -1)
-        q = self.stepper.qpos[:, self.qadr]
-        qd = self.stepper.qvel[:, self.dof]
-        view = StepView(q, qd, None, None, None, self)
-        state = np.stack([s.func(view) for s in self._priv], axis=1) * self._priv_scales
-        params = (self.values - self.nominal) / self._ref
-        privileged = np.concatenate([state, (self.push_left > 0)[:, None], params], axis=1)
-        return {"policy": policy.astype(np.float32), "privileged": privileged.astype(np.float32)}
+        return self.obs.observe(self)
 
     def step(self, action: np.ndarray) -> StepResult:
         n, nsub = self.num_envs, self.nsub
@@ -348,6 +306,7 @@ class ManagerVecEnv:
         "success",
         "ep_return",
         "push_left",
+        "commands",
     )
 
     def get_state(self) -> dict[str, Any]:

@@ -41,10 +41,14 @@ class TaskConfig(StrictModel):
 
     OBS: ClassVar[tuple[str, ...]] = ()
     """Observation terms of the task (the policy frame reads ``observations`` of them)."""
+    FRAME: ClassVar[tuple[str, ...] | None] = None
+    """The default policy frame (None: every term of ``OBS``)."""
     SCALES: ClassVar[dict[str, float]] = {}
     """Default scale by scale key (a joint term's kind, e.g. ``qvel`` for every joint)."""
     REWARD: ClassVar[dict[str, float]] = {}
     """Default weight by reward term (0: off)."""
+    COMMANDS: ClassVar[dict[str, tuple[float, float]]] = {}
+    """Default range by command (drawn uniformly per environment at every episode start)."""
 
     model: str = Field(..., description="built-in name, the task's bundled model, or MJCF path")
     params: dict[str, float] = Field(
@@ -87,6 +91,11 @@ class TaskConfig(StrictModel):
     reward: dict[str, float] = Field(
         default_factory=dict, description="weights by reward term over the task's defaults"
     )
+    commands: dict[str, tuple[float, float]] = Field(
+        default_factory=dict,
+        description="[low, high] by command over the task's defaults: each episode draws "
+        "its command uniformly in it",
+    )
     nthread: int = Field(0, ge=0, description="rollout threads (0: the calling thread)")
 
     @model_validator(mode="after")
@@ -94,7 +103,14 @@ class TaskConfig(StrictModel):
         check_names("observations", self.observations or [], self.OBS)
         check_names("scales", self.scales, self.SCALES)
         check_names("reward", self.reward, self.REWARD)
+        check_names("commands", self.commands, self.COMMANDS)
+        for name, (lo, hi) in self.commands.items():
+            if lo > hi:
+                raise ValueError(f"commands.{name}: inverted range [{lo}, {hi}]")
         return self
+
+    def command_ranges(self) -> dict[str, tuple[float, float]]:
+        return {**self.COMMANDS, **self.commands}
 
     def weights(self) -> dict[str, float]:
         return {**self.REWARD, **self.reward}
@@ -103,7 +119,9 @@ class TaskConfig(StrictModel):
         return {**self.SCALES, **self.scales}[key]
 
     def policy_terms(self) -> tuple[str, ...]:
-        return tuple(self.observations) if self.observations is not None else self.OBS
+        if self.observations is not None:
+            return tuple(self.observations)
+        return self.FRAME if self.FRAME is not None else self.OBS
 
 
 @dataclass(frozen=True)

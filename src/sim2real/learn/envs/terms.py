@@ -37,7 +37,8 @@ class StepView:
     state, or the measured one for observation terms); ``err``: (N, G) distance to the goal
     of the goal joints (wrapped for hinges); ``action``: (N, A) the clipped action;
     ``in_band``: (N,) every goal joint within the success band; ``terminated``: (N,) the
-    termination terms' verdict on this step (reward terms only)."""
+    termination terms' verdict on this step (reward terms only); ``commands``: (N, C) the
+    episode's commands (the task's order)."""
 
     q: np.ndarray
     qd: np.ndarray
@@ -46,6 +47,7 @@ class StepView:
     in_band: np.ndarray
     env: object = None
     terminated: np.ndarray | None = None
+    commands: np.ndarray | None = None
 
     @cached_property
     def wrapped(self) -> np.ndarray:
@@ -91,6 +93,11 @@ def prev_action(k: int = 0) -> ObsFn:
     return lambda v: v.action[:, k]
 
 
+def command(k: int) -> ObsFn:
+    """Reads commands[:, k]: the episode's command k (the robot's operator gives it)."""
+    return lambda v: v.commands[:, k]
+
+
 # -- reward terms ------------------------------------------------------------------------------
 def velocity_near_goal(v: StepView) -> np.ndarray:
     """Reads qd, err: minus the summed squared joint speeds, weighted by how close every goal
@@ -122,6 +129,11 @@ def angle_score(v: StepView) -> np.ndarray:
 def joint_pos_sq(k: int) -> Callable[[StepView], np.ndarray]:
     """Reads q[:, k]: minus its square (e.g. keep a cart near the centre of its track)."""
     return lambda v: -(v.q[:, k] ** 2)
+
+
+def tracking_sq(k: int, c: int) -> Callable[[StepView], np.ndarray]:
+    """Reads q[:, k], commands[:, c]: minus the squared distance of joint k to command c."""
+    return lambda v: -((v.q[:, k] - v.commands[:, c]) ** 2)
 
 
 class Energy:
