@@ -1,8 +1,8 @@
 """Environments sharded over Ray actors (learn/distributed/sharded.py) on one local Ray
 instance shared by the module: the gathered batch equals the local batch step for step (shards
 by global index, ``env_offset``), a training run with 2 workers equals the local one, exact
-resume across shards, what crosses the wire per step, close() stops the actors, and seed-sweep
-jobs as Ray tasks."""
+resume across shards, what crosses the wire per step, close() stops the actors, and jobs (seed
+sweeps, evaluation grids) as Ray tasks."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from sim2real.core.errors import InputError
-from sim2real.learn.distributed.jobs import run_jobs
+from sim2real.learn.distributed.jobs import ray_runner, run_jobs
 from sim2real.learn.distributed.sharded import ShardedVecEnv, shard_bounds, sharded_make_env
 from sim2real.learn.envs import ENV_IDS, make_vec
 
@@ -164,3 +164,15 @@ def test_jobs_run_as_ray_tasks_in_order_like_locally():
     assert run_jobs(jobs, workers=2) == run_jobs(jobs) == [0, 1, 4, 9, 16]
     with pytest.raises(InputError, match=r"sweep\.yaml: seeds: no such seed"):
         run_jobs([_bad_file], workers=1)
+
+
+def test_eval_grid_as_ray_tasks_equals_the_local_one(tmp_path):
+    from sim2real.learn.evaluate import evaluate_runs
+
+    _tiny_train(tmp_path / "run", None)
+    args = ([tmp_path / "run"], ["motor-lag", "identified-shifted"])
+    local, _ = evaluate_runs(*args, episodes=3, seed=2)
+    on_ray, _ = evaluate_runs(*args, episodes=3, seed=2, run_jobs=ray_runner(workers=2))
+    rows = [r.to_dict() for r in local[str(tmp_path / "run")]]
+    assert [r["world"] for r in rows] == ["training conditions", "motor-lag", "identified-shifted"]
+    assert [r.to_dict() for r in on_ray[str(tmp_path / "run")]] == rows

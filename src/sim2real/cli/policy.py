@@ -209,6 +209,19 @@ def eval_cmd(
             "the share of the time the tip is above the line (--episodes per world).",
         ),
     ] = False,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            "--workers",
+            min=1,
+            help="Each policy-world cell as a Ray task (needs sim2real[cluster]); a local "
+            "Ray instance of N CPUs unless --address.",
+        ),
+    ] = None,
+    address: Annotated[
+        str | None,
+        typer.Option("--address", help="HOST:PORT of an existing Ray cluster's head (or auto)."),
+    ] = None,
 ) -> None:
     """Success rate and return of each policy in its training conditions and in each reality
     (default: the task's evaluation worlds); with several policies, the ablation table."""
@@ -231,9 +244,15 @@ def eval_cmd(
                 typer.echo(f"  {s.line()}")
         return
 
+    run_jobs = None
+    if workers is not None or address is not None:
+        from sim2real.learn.distributed.jobs import ray_runner
+
+        run_jobs = ray_runner(address, workers=workers or 1)
     results, worlds = evaluate_runs(
-        list(policies), list(reality or []), env_id=env, episodes=episodes, seed=seed
-    )
+        list(policies), list(reality or []), env_id=env, episodes=episodes, seed=seed,
+        run_jobs=run_jobs,
+    )  # fmt: skip
     for path, per_world in results.items():
         typer.echo(f"{path}:")
         for r in per_world:

@@ -10,8 +10,11 @@ the same draws of its parameters.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -131,12 +134,15 @@ def evaluate_runs(
     env_id: str | None = None,
     episodes: int = 100,
     seed: int = 1,
+    run_jobs: Callable[[list[Callable[[], Any]]], list[Any]] | None = None,
 ) -> tuple[dict[str, list[EvalResult]], list[Reality]]:
     """Each trained run (its folder) in its training conditions and in every reality (YAML
     paths or shipped names; none given: the task's evaluation worlds,
     :mod:`sim2real.learn.reality_sets`), all loaded before any episode runs so a bad input
     fails first; ``env_id``: the environment every run must be for. Returns the results by
-    run and the realities."""
+    run and the realities. ``run_jobs``: runs the grid's cells (one per run and world, each
+    seeded alike, so the figures do not depend on it), e.g. as Ray tasks
+    (:func:`sim2real.learn.distributed.jobs.ray_runner`); default: here, in order."""
     from sim2real.learn.policy import load_policy
     from sim2real.learn.reality_sets import reality_sets
 
@@ -144,8 +150,17 @@ def evaluate_runs(
     if not realities and loaded:
         realities = reality_sets(loaded[0].env_id).evaluation
     worlds = [load_reality(r) for r in realities]
+    cells = []
+    for policy in loaded:
+        cells.append(partial(evaluate_policy, policy, [], episodes=episodes, seed=seed))
+        cells += [
+            partial(evaluate_policy, policy, [w], episodes=episodes, seed=seed, training=False)
+            for w in worlds
+        ]
+    done = run_jobs(cells) if run_jobs is not None else [cell() for cell in cells]
+    per = 1 + len(worlds)
     results = {
-        str(path): evaluate_policy(policy, worlds, episodes=episodes, seed=seed)
-        for path, policy in zip(runs, loaded, strict=True)
+        str(path): [r for cell in done[k * per : (k + 1) * per] for r in cell]
+        for k, path in enumerate(runs)
     }
     return results, worlds
