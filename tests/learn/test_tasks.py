@@ -235,3 +235,12 @@ def test_commands_are_drawn_per_episode_observed_and_rewarded():
     for bad, field in (({"x_goal": [0, 1]}, "commands.x_goal"), ({"x_target": [1, 0]}, "inverted")):
         with pytest.raises(InputError, match=field):
             env_config(CARTPOLE, {"commands": bad})
+
+
+def test_a_hand_controller_swings_the_cart_pole_up():
+    # energy pumping then LQR (tests/learn/cartpole_controller.py): the task is solvable within
+    # its 10 N and its rail, and success is what the environment reports for it
+    from learn.cartpole_controller import episodes
+
+    success, at_rail = episodes(4, None)
+    assert np.array_equal(success, np.ones(4)) and at_rail == 0
