@@ -7,6 +7,11 @@ export and evaluation use nothing else. One step advances all ``num_envs`` envir
 returned for them is the first of the new episode, the last one of the old episode being in
 ``StepResult.final_obs``.
 
+Randomness is per environment: the environments of :mod:`sim2real.learn.envs` draw from
+streams seeded by ``(seed, global index)``, the global index being ``env_offset + i`` for
+``make_vec(..., env_offset=...)``; a batch of environments ``k..m`` built that way steps
+exactly as those environments of the whole batch, so a batch can be sharded by index.
+
 Observation groups have names (``"policy"``: what the real robot measures, stacked over a
 history, so a deployable policy reads it; ``"privileged"``: the randomized parameters and the
 noiseless state, simulation only). Learners map groups to roles (``actor``, ``critic``) by
