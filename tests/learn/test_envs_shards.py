@@ -50,3 +50,15 @@ def test_offset_changes_the_streams():
     a = make_vec(ENV_IDS[0], 2, seed=1).reset()["privileged"]
     b = make_vec(ENV_IDS[0], 2, seed=1, env_offset=1).reset()["privileged"]
     assert np.array_equal(a[1], b[0]) and not np.array_equal(a[0], b[0])
+
+
+def test_a_state_saved_before_the_streams_is_refused_in_one_line():
+    from sim2real.core.errors import InputError
+
+    env = make_vec(ENV_IDS[0], 2, seed=1)
+    env.reset()
+    old = {k: v for k, v in env.get_state().items() if k != "streams"}
+    old["rng"] = {"bit_generator": "PCG64"}  # what the single-stream environment saved
+    with pytest.raises(InputError, match="env_state: saved before") as err:
+        env.set_state(old)
+    assert "\n" not in str(err.value)

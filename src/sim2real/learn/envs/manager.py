@@ -322,6 +322,13 @@ class ManagerVecEnv:
         return out
 
     def set_state(self, state: dict[str, Any]) -> None:
+        if "streams" not in state:  # a state saved by the environment of before issue 17
+            raise InputError(
+                "run state",
+                "env_state",
+                "saved before environments had one random stream each: it cannot continue "
+                "exactly; start a new run",
+            )
         if state.get("env_id") != self.env_id:
             raise ValueError(f"state of {state.get('env_id')!r}, not {self.env_id!r}")
         if np.shape(state["values"]) != self.values.shape:
