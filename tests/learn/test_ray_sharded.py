@@ -7,6 +7,7 @@ sweeps, evaluation grids) as Ray tasks."""
 from __future__ import annotations
 
 import pickle
+import time
 from functools import partial
 
 import numpy as np
@@ -71,27 +72,37 @@ def test_two_workers_step_exactly_as_the_local_batch(env_id):
         local.close()
 
 
-def _tiny_train(run_dir, make_env):
+def _tiny_train(run_dir, make_env, steps=128, resume=False):
     from sim2real.learn.train import TrainConfig, read_metrics, train
 
-    cfg = TrainConfig(num_envs=4, steps_per_env=16, total_env_steps=128, seed=3)
-    train(run_dir, PENDULUM, train_config=cfg, env_config=SHORT, quiet=True, make_env=make_env)
+    cfg = TrainConfig(num_envs=4, steps_per_env=16, total_env_steps=steps, seed=3)
+    train(run_dir, PENDULUM, train_config=cfg, env_config=SHORT, quiet=True, make_env=make_env,
+          resume=resume)  # fmt: skip
     return read_metrics(run_dir), torch.load(run_dir / "policy.pt", weights_only=False)
 
 
-def test_training_with_two_workers_equals_the_local_run(tmp_path):
-    rows_local, policy_local = _tiny_train(tmp_path / "local", None)
-    rows_ray, policy_ray = _tiny_train(tmp_path / "ray", sharded_make_env(2))
-    assert len(rows_local) == 2  # 128 steps / (4 envs x 16)
+def _same_runs(a, b):
+    """Two runs' metrics (clocks aside) and actor weights equal."""
+    (rows_a, policy_a), (rows_b, policy_b) = a, b
     skip = {"wall_s", "steps_per_s", "collect_s", "learn_s"}  # clocks, not rollouts
-    for a, b in zip(rows_local, rows_ray, strict=True):
-        assert {k: v for k, v in a.items() if k not in skip} == pytest.approx(
-            {k: v for k, v in b.items() if k not in skip}, nan_ok=True, rel=0, abs=0
+    assert len(rows_a) == len(rows_b)
+    for x, y in zip(rows_a, rows_b, strict=True):
+        assert {k: v for k, v in x.items() if k not in skip} == pytest.approx(
+            {k: v for k, v in y.items() if k not in skip}, nan_ok=True, rel=0, abs=0
         )
-    state_local, state_ray = policy_local["actor"], policy_ray["actor"]
-    assert state_local.keys() == state_ray.keys()
-    for k in state_local:
-        assert torch.equal(state_local[k], state_ray[k]), k
+    assert policy_a["actor"].keys() == policy_b["actor"].keys()
+    for k in policy_a["actor"]:
+        assert torch.equal(policy_a["actor"][k], policy_b["actor"][k]), k
+
+
+def test_training_with_two_workers_equals_the_local_run(tmp_path):
+    local = _tiny_train(tmp_path / "local", None, steps=192)
+    assert len(local[0]) == 3  # 192 steps / (4 envs x 16)
+    _same_runs(local, _tiny_train(tmp_path / "ray", sharded_make_env(2), steps=192))
+    # and 2 iterations, a checkpoint, 1 more over the workers: the same run again
+    _tiny_train(tmp_path / "resumed", sharded_make_env(2), steps=128)
+    resumed = _tiny_train(tmp_path / "resumed", sharded_make_env(2), steps=192, resume=True)
+    _same_runs(local, resumed)
 
 
 def test_state_restores_every_shard_exactly():
@@ -108,9 +119,9 @@ def test_state_restores_every_shard_exactly():
         for a, before in zip(actions, first, strict=True):
             _assert_same(env.step(a), before)
         three = {**state, "bounds": [(0, 2), (2, 3), (3, 4)], "shards": state["shards"] * 2}
-        with pytest.raises(ValueError, match="resume with --workers 3"):
+        with pytest.raises(InputError, match="resume with --workers 3"):
             env.set_state(three)
-        with pytest.raises(ValueError, match="without --workers"):
+        with pytest.raises(InputError, match="without --workers"):
             env.set_state(make_vec(PENDULUM, 4, config=SHORT).get_state())
     finally:
         env.close()
@@ -138,8 +149,12 @@ def test_close_stops_the_actors_and_keeps_a_shared_ray():
     env = ShardedVecEnv(PENDULUM, 2, workers=2, seed=0)
     actor = env.actors[0]
     env.close()
+    # ray.kill is asynchronous: a call sent at once may still be served; within 30 s none is
+    deadline = time.monotonic() + 30
     with pytest.raises(ray.exceptions.RayActorError):
-        ray.get(actor.spec.remote(), timeout=30)
+        while time.monotonic() < deadline:
+            ray.get(actor.spec.remote(), timeout=30)
+            time.sleep(0.1)
     assert ray.is_initialized()  # this module's instance: not the environment's to stop
     env.close()  # twice is harmless
 
@@ -169,7 +184,7 @@ def test_jobs_run_as_ray_tasks_in_order_like_locally():
 def test_eval_grid_as_ray_tasks_equals_the_local_one(tmp_path):
     from sim2real.learn.evaluate import evaluate_runs
 
-    _tiny_train(tmp_path / "run", None)
+    _tiny_train(tmp_path / "run", None, steps=64)
     args = ([tmp_path / "run"], ["motor-lag", "identified-shifted"])
     local, _ = evaluate_runs(*args, episodes=3, seed=2)
     on_ray, _ = evaluate_runs(*args, episodes=3, seed=2, run_jobs=ray_runner(workers=2))

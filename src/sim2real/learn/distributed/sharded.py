@@ -248,14 +248,15 @@ class ShardedVecEnv:
         if state.get("env_id") != self.env_id:
             raise ValueError(f"state of {state.get('env_id')!r}, not {self.env_id!r}")
         if "shards" not in state:
-            raise ValueError("state of a local environment batch, not of Ray shards: resume "
-                             "it without --workers")  # fmt: skip
+            raise InputError("--workers", None, "the run was trained without Ray workers: "
+                             "resume it without --workers")  # fmt: skip
         bounds = [tuple(b) for b in state["bounds"]]
         if bounds != self.bounds:
-            raise ValueError(
-                f"state of {len(bounds)} shards {bounds}, not {len(self.bounds)} {self.bounds}: "
-                f"resume with --workers {len(bounds)}"
-            )
+            raise InputError(
+                "--workers", None, f"the run was trained over {len(bounds)} Ray workers "
+                f"(environments {bounds}), not {len(self.bounds)}: resume with --workers "
+                f"{len(bounds)}",
+            )  # fmt: skip
         self._get(
             [a.set_state.remote(s) for a, s in zip(self.actors, state["shards"], strict=True)]
         )
