@@ -1,10 +1,12 @@
 """Joining Ray (learn/distributed/cluster.py) and the user's mistakes with ``policy train
 --workers/--address``: each a one-line error, exit 2, nothing written, and within 30 s where
 Ray itself retries an absent head for minutes. No Ray instance is started here: an address
-that nobody answers at is a closed local port, or a port that accepts and stays silent."""
+that nobody answers at is a closed local port, a port that accepts and stays silent, a web
+server, or a peer that speaks HTTP/2 (as a Ray head does) and then nothing."""
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import subprocess
 import sys
@@ -15,7 +17,9 @@ import pytest
 from cli_helpers import assert_one_line_error, run_cli
 
 from sim2real.core.errors import InputError
-from sim2real.learn.distributed.cluster import check_workers, parse_address
+from sim2real.learn.distributed.cluster import check_workers, parse_address, probe
+
+SETTINGS = b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"  # an empty HTTP/2 SETTINGS frame
 
 ENV = "sim2real/PendulumSwingup-v0"
 
@@ -51,37 +55,58 @@ def test_unreachable_address_is_one_line_within_30_s(tmp_path):
     assert not out.exists()
 
 
-def test_a_silent_port_gives_up_after_the_connect_timeout():
-    # something accepts TCP there but never speaks Ray's protocol: ray.init would retry for
-    # minutes; connect() gives up after CONNECT_TIMEOUT_S (3 s here, in a fresh interpreter so
-    # the abandoned ray.init thread dies with it)
+@contextlib.contextmanager
+def _server(reply: bytes | None):
+    """A local TCP server that answers every connection with ``reply`` (None: stays silent)
+    and keeps it open; yields its port."""
     server = socket.socket()
     server.bind(("127.0.0.1", 0))
     server.listen(8)
     accepted: list[socket.socket] = []
 
-    def accept() -> None:
+    def serve() -> None:
         while True:
             try:
-                accepted.append(server.accept()[0])
+                conn = server.accept()[0]
             except OSError:
                 return
+            accepted.append(conn)
+            if reply is not None:
+                conn.sendall(reply)
 
-    threading.Thread(target=accept, daemon=True).start()
-    port = server.getsockname()[1]
-    code = (
-        "import sim2real.learn.distributed.cluster as c\n"
-        "c.CONNECT_TIMEOUT_S = 3.0\n"
-        "try:\n"
-        f"    c.connect('127.0.0.1:{port}')\n"
-        "except c.InputError as err:\n"
-        "    print(err)\n"
-    )
+    threading.Thread(target=serve, daemon=True).start()
     try:
-        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                              timeout=60)  # fmt: skip
+        yield server.getsockname()[1]
     finally:
         server.close()
+        for conn in accepted:
+            conn.close()
+
+
+def test_a_port_that_is_not_a_ray_head_is_told_apart_quickly():
+    silent = r"no Ray head at 127\.0\.0\.1:\d+ \(timed out\)"
+    with _server(None) as port, pytest.raises(InputError, match=silent):  # accepts, never answers
+        probe(f"127.0.0.1:{port}", timeout_s=1.0)
+    web = b"HTTP/1.1 400 Bad Request\r\n\r\n"  # a web server, not gRPC
+    with _server(web) as port, pytest.raises(InputError, match="answers, but not as a Ray head"):
+        probe(f"127.0.0.1:{port}", timeout_s=5.0)
+
+
+def test_a_grpc_peer_that_never_answers_as_ray_gives_up_after_the_connect_timeout():
+    # answers HTTP/2's preface with a SETTINGS frame (the probe passes), then says nothing:
+    # ray.init would retry for minutes; connect() gives up after CONNECT_TIMEOUT_S (3 s here,
+    # in a fresh interpreter so the abandoned ray.init thread dies with it)
+    with _server(SETTINGS) as port:
+        code = (
+            "import sim2real.learn.distributed.cluster as c\n"
+            "c.CONNECT_TIMEOUT_S = 3.0\n"
+            "try:\n"
+            f"    c.connect('127.0.0.1:{port}')\n"
+            "except c.InputError as err:\n"
+            "    print(err)\n"
+        )
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                              timeout=60)  # fmt: skip
     assert proc.stdout.strip() == (
         f"--address: no Ray answered at 127.0.0.1:{port} within 3 s (a cluster with token "
         "authentication needs RAY_AUTH_MODE=token and its token here; see docs/cluster.md)"

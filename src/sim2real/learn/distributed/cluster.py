@@ -49,22 +49,46 @@ def parse_address(address: str) -> tuple[str, int] | None:
     return host.strip("[]"), int(port)
 
 
+# HTTP/2's client preface and an empty SETTINGS frame: a gRPC server (Ray's head) answers with
+# a SETTINGS frame of its own (RFC 9113, 3.4); a web page, a database or nobody does not
+HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
+SETTINGS_FRAME = 0x04
+
+
 def probe(address: str, timeout_s: float = PROBE_TIMEOUT_S) -> None:
-    """Raise InputError unless something accepts TCP connections at ``address`` (no Ray call:
-    Ray itself retries an unreachable head for minutes)."""
+    """Raise InputError unless a gRPC server (what Ray's head is) answers at ``address``
+    within ``timeout_s``: nobody listening, a timeout, or another kind of server (the
+    dashboard's port instead of the head's, say). No Ray call: Ray itself retries such an
+    address for minutes."""
     where = parse_address(address)
     if where is None:
         return
     try:
-        with socket.create_connection(where, timeout=timeout_s):
-            pass
+        with socket.create_connection(where, timeout=timeout_s) as conn:
+            conn.sendall(HTTP2_PREFACE)
+            reply = _read(conn, 9)
     except OSError as err:
         reason = "timed out" if isinstance(err, TimeoutError) else (err.strerror or str(err))
         raise InputError(
-            "--address",
-            None,
-            f"no Ray head at {address} ({reason}); start one with ray start --head",
-        ) from None
+            "--address", None, f"no Ray head at {address} ({reason}); start one with ray start "
+            "--head",
+        ) from None  # fmt: skip
+    if len(reply) < 9 or reply[3] != SETTINGS_FRAME:
+        raise InputError(
+            "--address", None, f"{address} answers, but not as a Ray head (no gRPC): give the "
+            "head's GCS port (6379 unless ray start --head --port said otherwise)",
+        )  # fmt: skip
+
+
+def _read(conn: socket.socket, n: int) -> bytes:
+    """Up to ``n`` bytes (fewer when the peer closes first)."""
+    data = b""
+    while len(data) < n:
+        chunk = conn.recv(n - len(data))
+        if not chunk:
+            break
+        data += chunk
+    return data
 
 
 @dataclass
