@@ -9,8 +9,9 @@ One cell per (learner, task, seed): train from scratch with the task's shipped t
 settings (``configs/<task>.train.yaml``; rsl_rl's PPO the same with ``bound_coef`` 0, which it
 has no counterpart for; SAC its own settings below with the same discount and number of
 environments; ``--learners ppo_bound0``: our PPO as shipped but for ``bound_coef`` 0, to tell
-the bound loss from the rest), then evaluate the deterministic policy over ``--episodes``
-episodes in its training conditions and in each validation reality (default: the pendulum's
+the bound loss from the rest; ``rsl_ppo_beta``: rsl_rl's PPO with its Beta distribution,
+actions bounded by construction, white noise), then evaluate the deterministic policy over
+``--episodes`` episodes in its training conditions and in each validation reality (default: the pendulum's
 validation worlds ``validation-published`` and ``validation-bench``, never the evaluation
 ones; for the pendubot only its training conditions, it has no realities yet). Every cell is
 appended to the JSON file as soon as it is done and cells already there are skipped, so a
@@ -50,7 +51,9 @@ TASKS = {
     "pendubot": ("sim2real/PendubotSwingup-v0", None),
 }
 LEARNERS = ("ppo", "rsl_ppo", "sac")
-VARIANTS = ("ppo_bound0",)  # our PPO without the action-bound loss, which rsl_rl's PPO lacks
+# our PPO without the action-bound loss, which rsl_rl's PPO lacks; rsl_rl's PPO with its Beta
+# distribution (actions bounded by construction, white per-step draws)
+VARIANTS = ("ppo_bound0", "rsl_ppo_beta")
 SAC_SETTINGS = {  # SB3's defaults but for these (the discount and batch come from the task)
     "learning_starts": 10_000,
     # gSDE, its noise drawn once per 32 batch steps (0.32 s at 100 Hz: the exploration over a
@@ -104,7 +107,8 @@ def train_field(learner: str, env_id: str, cfg: TrainConfig):
     env = make_vec(env_id, cfg.num_envs, seed=cfg.seed, dr="default", config=env_config)
     roles = ObsRoles()
     t0 = time.perf_counter()
-    if learner == "rsl_ppo":
+    if learner in ("rsl_ppo", "rsl_ppo_beta"):
+        beta = learner == "rsl_ppo_beta"
         ppo = cfg.ppo.model_copy(update={"bound_coef": 0.0})
         agent = RslPPO(
             env,
@@ -113,8 +117,9 @@ def train_field(learner: str, env_id: str, cfg: TrainConfig):
             roles=roles,
             steps_per_env=cfg.steps_per_env,
             seed=cfg.seed,
-            noise_correlation_s=cfg.noise_correlation_s,
+            noise_correlation_s=0.0 if beta else cfg.noise_correlation_s,
             episode_window=cfg.episode_window,
+            distribution="beta" if beta else "gaussian",
         )
     else:
         sac_cfg = SACConfig(gamma=cfg.ppo.gamma, **SAC_SETTINGS)

@@ -182,3 +182,36 @@ def test_resume_continues_exactly(noise_s):
     for group in ("policy", "privileged"):
         a, b = straight.env.get_observations()[group], resumed.env.get_observations()[group]
         assert torch.equal(a, b)
+
+
+@pytest.mark.parametrize("distribution", ["gaussian", "beta"])
+def test_deterministic_actor_is_rsl_rls_deterministic_output(distribution):
+    env = make_toy_vec(TOY_ENV_ID, 16, seed=2)
+    learner = RslPPO(
+        env,
+        ppo=PPOConfig(),
+        net=NetConfig(),
+        roles=ObsRoles(),
+        steps_per_env=16,
+        seed=2,
+        distribution=distribution,
+    )
+    learner.iterate()  # normalizer statistics and weights have moved
+    obs = learner.env.get_observations()
+    with torch.no_grad():
+        theirs = learner.alg.get_policy()(obs)  # rsl_rl's MLPModel, deterministic by default
+        ours = learner.policy()(obs["policy"])
+    assert torch.allclose(ours, theirs.clamp(-1.0, 1.0), atol=1e-6)
+    assert ours.abs().max() <= 1.0 and ours.std() > 0
+    if distribution == "beta":
+        with pytest.raises(ValueError, match="Gaussian"):
+            RslPPO(
+                env,
+                ppo=PPOConfig(),
+                net=NetConfig(),
+                roles=ObsRoles(),
+                steps_per_env=4,
+                seed=0,
+                noise_correlation_s=0.2,
+                distribution="beta",
+            )

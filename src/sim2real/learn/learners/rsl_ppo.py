@@ -9,6 +9,9 @@ arguments; two of ours have no rsl_rl counterpart and are refused rather than ig
 (``bound_coef``, and the networks' ``bounded_mean`` / ``state_dependent_noise``). Reward
 normalization is done by the adapter (:mod:`.rsl_env`); correlated exploration noise by a
 distribution plugged into rsl_rl's ``distribution_cfg`` (:class:`ColoredGaussianDistribution`).
+``distribution="beta"``: rsl_rl's ``BetaDistribution`` instead, actions bounded to [-1, 1] by
+construction (the field's answer to the mean drifting past a clipped bound, which our PPO's
+``bound_coef`` penalizes); its draws are independent per step.
 
 rsl_rl samples with torch's global generator: the learner seeds it and its state is part of
 :meth:`RslPPO.get_state`, so a resumed run continues exactly.
@@ -21,7 +24,7 @@ import io
 import math
 import time
 from collections import deque
-from typing import Any
+from typing import Any, Literal
 
 import torch
 from rsl_rl.algorithms import PPO
@@ -60,20 +63,37 @@ class ColoredGaussianDistribution(GaussianDistribution):
 
 
 class DeterministicActor(nn.Module):
-    """Normalize, MLP, clamp to [-1, 1]: (B, actor_dim) float32 -> (B, A)."""
+    """Normalize, MLP, the distribution's deterministic output (the Gaussian's or the Beta's
+    mean), clamp to [-1, 1]: (B, actor_dim) float32 -> (B, A)."""
 
-    def __init__(self, normalizer: nn.Module, mlp: nn.Module) -> None:
+    def __init__(self, normalizer: nn.Module, mlp: nn.Module, head: nn.Module) -> None:
         super().__init__()
-        self.normalizer, self.mlp = normalizer, mlp
+        self.normalizer, self.mlp, self.head = normalizer, mlp, head
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
-        return self.mlp(self.normalizer(obs)).clamp(-1.0, 1.0)
+        return self.head(self.mlp(self.normalizer(obs))).clamp(-1.0, 1.0)
 
 
 def rsl_train_cfg(
-    ppo: PPOConfig, net: NetConfig, roles: ObsRoles, steps_per_env: int, rho: float
+    ppo: PPOConfig,
+    net: NetConfig,
+    roles: ObsRoles,
+    steps_per_env: int,
+    rho: float,
+    distribution: Literal["gaussian", "beta"] = "gaussian",
 ) -> dict[str, Any]:
     """rsl_rl's runner configuration for our settings."""
+    if distribution == "beta":
+        if rho:
+            raise ValueError("correlated exploration noise needs the Gaussian distribution")
+        dist_cfg: dict[str, Any] = {"class_name": "BetaDistribution"}
+    else:
+        dist_cfg = {
+            "class_name": _DISTRIBUTION,
+            "init_std": net.init_std,
+            "std_type": "scalar",
+            "rho": rho,
+        }
     if ppo.bound_coef != 0.0:
         raise ValueError("rsl_rl's PPO has no action-bound loss: set ppo.bound_coef to 0")
     if net.bounded_mean or net.state_dependent_noise:
@@ -86,12 +106,7 @@ def rsl_train_cfg(
         "actor": {
             **model,
             "hidden_dims": list(net.actor_hidden),
-            "distribution_cfg": {
-                "class_name": _DISTRIBUTION,
-                "init_std": net.init_std,
-                "std_type": "scalar",
-                "rho": rho,
-            },
+            "distribution_cfg": dist_cfg,
         },
         "critic": {**model, "hidden_dims": list(net.critic_hidden)},
         "algorithm": {
@@ -127,13 +142,14 @@ class RslPPO:
         seed: int,
         noise_correlation_s: float = 0.0,
         episode_window: int = 200,
+        distribution: Literal["gaussian", "beta"] = "gaussian",
     ) -> None:
         self.episodes: deque[tuple[float, float]] = deque(maxlen=episode_window)
         scale = ReturnScale(env.num_envs, ppo.gamma) if ppo.normalize_rewards else None
         self.env = RslVecEnv(env, scale, self.episodes)
         self.steps_per_env = steps_per_env
         rho = math.exp(-env.control_dt / noise_correlation_s) if noise_correlation_s else 0.0
-        self.cfg = rsl_train_cfg(ppo, net, roles, steps_per_env, rho)
+        self.cfg = rsl_train_cfg(ppo, net, roles, steps_per_env, rho, distribution)
         torch.manual_seed(seed)
         obs = self.env.reset(seed=seed)
         with contextlib.redirect_stdout(io.StringIO()):  # it prints the models
@@ -164,19 +180,20 @@ class RslPPO:
             "value_loss": losses["value"],
             "entropy": losses["entropy"],
             "learning_rate": self.alg.learning_rate,
-            "action_std": float(self.alg.get_policy().distribution.std_param.detach().mean()),
+            "action_std": float(self.alg.get_policy().output_std.detach().mean()),
         }
 
     def policy(self) -> DeterministicActor:
         actor = self.alg.get_policy()
-        return DeterministicActor(actor.obs_normalizer, actor.mlp).eval()
+        head = actor.distribution.as_deterministic_output_module()
+        return DeterministicActor(actor.obs_normalizer, actor.mlp, head).eval()
 
     def get_state(self) -> dict[str, Any]:
-        dist = self.alg.get_policy().distribution
+        noise = getattr(self.alg.get_policy().distribution, "noise", None)
         return {
             "alg": self.alg.save(),
             "learning_rate": self.alg.learning_rate,
-            "noise": None if dist.noise is None else dist.noise.clone(),
+            "noise": None if noise is None else noise.clone(),
             "torch_rng": torch.get_rng_state(),
             "env": self.env.get_state(),
         }
@@ -184,7 +201,8 @@ class RslPPO:
     def set_state(self, state: dict[str, Any]) -> None:
         self.alg.load(state["alg"], None, strict=True)
         self.alg.learning_rate = state["learning_rate"]
-        noise = state["noise"]
-        self.alg.get_policy().distribution.noise = None if noise is None else noise.clone()
+        noise, dist = state["noise"], self.alg.get_policy().distribution
+        if hasattr(dist, "noise"):
+            dist.noise = None if noise is None else noise.clone()
         torch.set_rng_state(state["torch_rng"])
         self.env.set_state(state["env"])
