@@ -62,3 +62,19 @@ def test_a_state_saved_before_the_streams_is_refused_in_one_line():
     with pytest.raises(InputError, match="env_state: saved before") as err:
         env.set_state(old)
     assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("actuator", [{"kind": "pd"}, {"kind": "torque", "friction": "stribeck"}])
+def test_shards_with_an_actuator_model_in_the_loop(actuator):
+    # the Python path (state-dependent actuator models, one runtime state per environment)
+    env_id = ENV_IDS[0]
+    cfg = {"episode_s": 0.2, "actuator": actuator}
+    actions = np.random.default_rng(1).uniform(-1, 1, (45, 4, 1))
+    whole = _run(make_vec(env_id, 4, seed=2, dr=_dr(env_id), config=cfg), actions)
+    parts = [
+        _run(make_vec(env_id, 2, seed=2, dr=_dr(env_id), config=cfg, env_offset=lo),
+             actions[:, lo:lo + 2])
+        for lo in (0, 2)
+    ]  # fmt: skip
+    for k in range(3):
+        assert np.array_equal(whole[k], np.concatenate([p[k] for p in parts], axis=1))
