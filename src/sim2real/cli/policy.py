@@ -95,7 +95,7 @@ def train_cmd(
         typer.Option(
             "--workers",
             min=1,
-            help="Step the environments in N Ray actors (needs sim2real[cluster]); with "
+            help="Step the environments in N Ray actors (needs ray: the cluster extra); with "
             "--seeds: the seeds as Ray tasks. A local Ray instance unless --address.",
         ),
     ] = None,
@@ -214,7 +214,7 @@ def eval_cmd(
         typer.Option(
             "--workers",
             min=1,
-            help="Each policy-world cell as a Ray task (needs sim2real[cluster]); a local "
+            help="Each policy-world cell as a Ray task (needs ray: the cluster extra); a local "
             "Ray instance of N CPUs unless --address.",
         ),
     ] = None,
