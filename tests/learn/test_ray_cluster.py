@@ -44,6 +44,7 @@ def test_addresses_and_worker_counts():
 
 
 def test_unreachable_address_is_one_line_within_30_s(tmp_path):
+    pytest.importorskip("ray")  # without it the command stops earlier: "needs Ray"
     port = _closed_port()
     out = tmp_path / "run"
     start = time.monotonic()
@@ -96,6 +97,7 @@ def test_a_grpc_peer_that_never_answers_as_ray_gives_up_after_the_connect_timeou
     # answers HTTP/2's preface with a SETTINGS frame (the probe passes), then says nothing:
     # ray.init would retry for minutes; connect() gives up after CONNECT_TIMEOUT_S (3 s here,
     # in a fresh interpreter so the abandoned ray.init thread dies with it)
+    pytest.importorskip("ray")
     with _server(SETTINGS) as port:
         code = (
             "import sim2real.learn.distributed.cluster as c\n"
