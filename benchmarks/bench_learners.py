@@ -1,9 +1,9 @@
 """Learners side by side (issue 17, part 2): our PPO, rsl_rl's PPO and SB3's SAC on the same
 environments with the same environment-step budget.
 
-python benchmarks/bench_learners.py [--out runs/bench_learners.json] [--tasks pendulum pendubot]
-    [--seeds 0 1 2 3 4] [--learners ppo rsl_ppo sac] [--env-steps N] [--episodes 100]
-    [--realities NAME_OR_YAML ...]
+python benchmarks/bench_learners.py [--out runs/bench_learners.json]
+    [--tasks pendulum pendubot cartpole] [--seeds 0 1 2 3 4] [--learners ppo rsl_ppo sac]
+    [--env-steps N] [--episodes 100] [--realities NAME_OR_YAML ...] [--table-only]
 
 One cell per (learner, task, seed): train from scratch with the task's shipped training
 settings (``configs/<task>.train.yaml``; rsl_rl's PPO the same with ``bound_coef`` 0, which it
@@ -11,13 +11,12 @@ has no counterpart for; SAC its own settings below with the same discount and nu
 environments; ``--learners ppo_bound0``: our PPO as shipped but for ``bound_coef`` 0, to tell
 the bound loss from the rest; ``rsl_ppo_beta``: rsl_rl's PPO with its Beta distribution,
 actions bounded by construction, white noise), then evaluate the deterministic policy over
-``--episodes`` episodes in its training conditions and in each validation reality (default: the pendulum's
-validation worlds ``validation-published`` and ``validation-bench``, never the evaluation
-ones; for the pendubot only its training conditions, it has no realities yet). Every cell is
-appended to the JSON file as soon as it is done and cells already there are skipped, so a
-long run can be stopped and continued; the table is printed from the file. Each cell records
-the training wall time, training steps/s, the success rate and mean return per world, and the
-load average when it started and ended (the machine is shared: ``nice -n 10`` it).
+``--episodes`` episodes in its training conditions and in each validation reality (default:
+the task's validation worlds, ``configs/<task>.realities.yaml``, never its evaluation ones).
+Every cell is appended to the JSON file as soon as it is done and cells already there are
+skipped, so a long run can be stopped and continued; the table is printed from the file. Each
+cell records the training wall time, training steps/s, the success rate and mean return per
+world, and the load average when it started and ended (the machine is shared: ``nice -n 10``).
 """
 
 from __future__ import annotations
@@ -43,12 +42,14 @@ from sim2real.learn.learners.rsl_ppo import RslPPO
 from sim2real.learn.learners.sac import SACConfig, Sb3SAC
 from sim2real.learn.policy import PolicyMeta, load_policy
 from sim2real.learn.reality import load_reality
+from sim2real.learn.reality_sets import reality_sets
 from sim2real.learn.train import TrainConfig, default_train_config, train
 from sim2real.learn.vec import ObsRoles, concat_obs
 
 TASKS = {
-    "pendulum": ("sim2real/PendulumSwingup-v0", ("validation-published", "validation-bench")),
-    "pendubot": ("sim2real/PendubotSwingup-v0", None),
+    "pendulum": "sim2real/PendulumSwingup-v0",
+    "pendubot": "sim2real/PendubotSwingup-v0",
+    "cartpole": "sim2real/CartpoleSwingup-v0",
 }
 LEARNERS = ("ppo", "rsl_ppo", "sac")
 # our PPO without the action-bound loss, which rsl_rl's PPO lacks; rsl_rl's PPO with its Beta
@@ -140,10 +141,10 @@ def train_field(learner: str, env_id: str, cfg: TrainConfig):
 
 
 def run_cell(learner: str, task: str, seed: int, args: argparse.Namespace) -> dict[str, Any]:
-    env_id, default_worlds = TASKS[task]
+    env_id = TASKS[task]
     names = args.realities
     if names is None:
-        names = list(default_worlds or ())
+        names = reality_sets(env_id).validation
     worlds = [load_reality(n) for n in names]
     cfg = task_settings(env_id, args.env_steps, seed)
     load_start = load_avg()
