@@ -123,3 +123,32 @@ def test_teacher_is_skipped_where_its_privileged_layout_differs():
     assert [r.skipped == "" for r in results] == [True, True, False]
     assert "privileged" in results[2].skipped and np.isnan(results[2].success_rate)
     assert results[2].to_dict()["episodes"] == 0
+
+
+def test_quick_failures_do_not_outnumber_long_episodes():
+    """Environment 0 fails at every step, environment 1 succeeds after 10: each gives its equal
+    share of the episodes (the first to finish would all be environment 0's)."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from sim2real.learn.evaluate import run_policy
+
+    class TwoEnvs:
+        num_envs, obs_groups = 2, {}
+
+        def reset(self, seed=None):
+            self.t = 0
+            return {"policy": np.zeros((2, 1))}
+
+        def step(self, action):
+            self.t += 1
+            ret = np.array([0.0, 5.0 if self.t % 10 == 0 else np.nan])
+            success = np.array([0.0, 1.0])
+            info = {"episode_return": ret, "episode_success": success}
+            return SimpleNamespace(obs={"policy": np.zeros((2, 1))}, info=info)
+
+    policy = SimpleNamespace(act=lambda obs: np.zeros((2, 1)))
+    result = run_policy(policy, TwoEnvs(), episodes=6, seed=0, world="w")
+    assert result.success_rate == 0.5
+    assert sorted(result.returns.tolist()) == [0.0, 0.0, 0.0, 5.0, 5.0, 5.0]

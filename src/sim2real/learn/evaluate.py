@@ -2,10 +2,10 @@
 each reality (:mod:`sim2real.learn.reality`), episodes run in parallel environments.
 
 Episodes start as the task says (a training-only start distribution of the policy's
-environment config is dropped). Every environment of a batch starts together and episodes end by the time limit only, so one
-pass of ``max_episode_steps`` steps gives one episode per environment; the first ``episodes``
-finished episodes count. Seeds are fixed, so two policies evaluated in the same reality meet
-the same draws of its parameters.
+environment config is dropped). Every environment of a batch starts together and contributes
+its first episodes up to an equal share (``ceil(episodes / num_envs)``), so episodes that end
+early by a termination do not outnumber those that run to the time limit. Seeds are fixed, so
+two policies evaluated in the same reality meet the same draws of its parameters.
 """
 
 from __future__ import annotations
@@ -79,19 +79,20 @@ def run_policy(policy, env, episodes: int, seed: int, world: str) -> EvalResult:
         if have != need:
             why = f"the actor reads {need} '{name}' values, this world gives {have}"
             return EvalResult(world, np.zeros(0), np.zeros(0, dtype=bool), skipped=why)
+    # Each environment contributes its first episodes up to an equal quota: with episodes that
+    # end early (a termination), counting the first to finish would over-count quick failures.
+    quota = -(-episodes // env.num_envs)
+    taken = np.zeros(env.num_envs, dtype=int)
     returns: list[float] = []
     successes: list[float] = []
     obs = env.reset(seed=seed)
     while len(returns) < episodes:
-        for _ in range(env.max_episode_steps):
-            step = policy.act(obs)
-            result = env.step(step)
-            obs = result.obs
-            done = ~np.isnan(result.info["episode_return"])
-            returns += result.info["episode_return"][done].tolist()
-            successes += result.info["episode_success"][done].tolist()
-            if len(returns) >= episodes:
-                break
+        result = env.step(policy.act(obs))
+        obs = result.obs
+        done = ~np.isnan(result.info["episode_return"]) & (taken < quota)
+        taken += done
+        returns += result.info["episode_return"][done].tolist()
+        successes += result.info["episode_success"][done].tolist()
     return EvalResult(world, np.array(returns[:episodes]), np.array(successes[:episodes]) > 0.5)
 
 
