@@ -38,6 +38,9 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_model.py
 	$(BIN)/python benchmarks/bench_rollout.py
 	$(BIN)/python benchmarks/bench_sysid.py
+	$(BIN)/python benchmarks/bench_env.py
+	$(BIN)/python benchmarks/bench_train.py
+	$(BIN)/python benchmarks/bench_ray.py
 
 clean:
 	rm -rf $(VENV) runs build *.egg-info src/*.egg-info
