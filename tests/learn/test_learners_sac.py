@@ -1,7 +1,10 @@
 """SB3's SAC on our VecEnv: the adapter against the environment stepped directly, the exported
-deterministic actor against SB3's own predict, determinism, and learning on the toy rotor."""
+deterministic actor against SB3's own predict, determinism, exact resume, and learning on the
+toy rotor."""
 
 from __future__ import annotations
+
+import io
 
 import numpy as np
 import pytest
@@ -15,6 +18,7 @@ from sim2real.learn.vec import concat_obs
 
 SMALL = SACConfig(
     learning_starts=500,
+    buffer_size=20_000,  # the runs here stay below it: the same draws as a larger one
     batch_size=128,
     net_arch=[64, 64],
     gradient_steps=4,
@@ -95,3 +99,30 @@ def test_sac_learns_the_toy_task():
     assert before.success_rate < 0.2
     assert after.success_rate > 0.4
     assert after.mean_return > before.mean_return + 15.0
+
+
+def test_resume_continues_exactly():
+    straight = _learner()
+    for _ in range(3):
+        straight.iterate()
+
+    first = _learner()
+    first.iterate()  # past learning_starts: updates, statistics and a filled buffer
+    buf = io.BytesIO()
+    torch.save(first.get_state(), buf)  # through a file, as a checkpoint
+    buf.seek(0)
+    del first
+    np.random.seed(7)  # whatever the process did in between
+    torch.manual_seed(7)
+    resumed = _learner()
+    resumed.set_state(torch.load(buf, weights_only=False))
+    for _ in range(2):
+        resumed.iterate()
+    a, b = straight.model.policy.state_dict(), resumed.model.policy.state_dict()
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    assert straight.model.log_ent_coef.item() == resumed.model.log_ent_coef.item()
+    assert straight.model.num_timesteps == resumed.model.num_timesteps == 2400
+    rb_a, rb_b = straight.model.replay_buffer, resumed.model.replay_buffer
+    assert rb_a.pos == rb_b.pos and np.array_equal(rb_a.observations, rb_b.observations)
+    assert np.array_equal(straight.venv.obs_rms.mean, resumed.venv.obs_rms.mean)
+    assert list(straight.episodes) == list(resumed.episodes)

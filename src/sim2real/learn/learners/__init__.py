@@ -5,5 +5,5 @@ iteration at a time, and the running statistics they share (:mod:`.normalize`).
 
 Every learner here has the same small surface: ``iterate()`` runs one collect-and-update
 iteration and returns its metrics, ``policy()`` the deterministic observation-to-action map
-(normalization inside, actions in [-1, 1]); rsl_rl's PPO also has ``get_state()`` /
-``set_state()``, everything needed to continue exactly (SAC: not yet)."""
+(normalization inside, actions in [-1, 1]), ``get_state()`` / ``set_state()`` everything
+needed to continue exactly."""

@@ -9,14 +9,20 @@ SAC's critic reads what the actor reads (SB3's SAC has no asymmetric critic), so
 critic groups are not used. ``policy()`` is the deterministic actor: VecNormalize's observation
 standardization, SB3's actor, tanh(mean) in [-1, 1].
 
-Not implemented: an exact resume (``get_state``): SB3 saves the model and, separately, the
-replay buffer, but not every random generator.
+``get_state()`` / ``set_state()``: what SB3's ``save`` and ``save_replay_buffer`` hold (the
+networks with their targets, the optimizers, the entropy coefficient, the replay buffer) plus
+what they leave out and a continued ``learn`` reads: the counters, the last observation,
+VecNormalize's running statistics, every random generator SB3 draws from (torch's, numpy's,
+Python's, the action space's) and the environment's state. A resumed run continues exactly.
 """
 
 from __future__ import annotations
 
+import copy
+import random
 import time
 from collections import deque
+from typing import Any
 
 import numpy as np
 import torch
@@ -28,6 +34,17 @@ from torch import nn
 from sim2real.core.strict import StrictModel
 from sim2real.learn.learners.sb3_env import Sb3VecEnv
 from sim2real.learn.vec import VecEnv
+
+_MODEL_FIELDS = (  # what a continued SB3 ``learn`` reads besides the parameters and the buffer
+    "num_timesteps",
+    "_n_updates",
+    "_episode_num",
+    "_last_obs",
+    "_last_original_obs",
+    "_last_episode_starts",
+    "_current_progress_remaining",
+)
+_VENV_FIELDS = ("obs_rms", "ret_rms", "returns", "old_obs", "old_reward")
 
 
 class SACConfig(StrictModel):
@@ -141,3 +158,48 @@ class Sb3SAC:
         return DeterministicSACActor(
             self.model.policy.actor, mean, var, clip, self.venv.epsilon
         ).eval()
+
+    def get_state(self) -> dict[str, Any]:
+        m = self.model
+        return copy.deepcopy(
+            {
+                "params": m.get_parameters(),
+                "log_ent_coef": getattr(m, "log_ent_coef", None),
+                "fields": {k: getattr(m, k) for k in _MODEL_FIELDS},
+                "ep_info": list(m.ep_info_buffer or ()),
+                "ep_success": list(m.ep_success_buffer or ()),
+                "replay_buffer": m.replay_buffer,
+                "venv": {k: getattr(self.venv, k) for k in _VENV_FIELDS},
+                "rng": {
+                    "torch": torch.get_rng_state(),
+                    "numpy": np.random.get_state(),
+                    "python": random.getstate(),
+                    "action_space": m.action_space.np_random.bit_generator.state,
+                },
+                "env": self.venv.venv.env.get_state(),
+                "episodes": list(self.episodes),
+            }
+        )
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        state = copy.deepcopy(state)
+        m = self.model
+        m.set_parameters(state["params"], exact_match=True)
+        if state["log_ent_coef"] is not None:
+            with torch.no_grad():  # in place: the entropy optimizer holds this tensor
+                m.log_ent_coef.copy_(state["log_ent_coef"])
+        for k, v in state["fields"].items():
+            setattr(m, k, v)
+        m.ep_info_buffer = deque(state["ep_info"], maxlen=m._stats_window_size)
+        m.ep_success_buffer = deque(state["ep_success"], maxlen=m._stats_window_size)
+        m.replay_buffer = state["replay_buffer"]
+        for k, v in state["venv"].items():
+            setattr(self.venv, k, v)
+        rng = state["rng"]
+        torch.set_rng_state(rng["torch"])
+        np.random.set_state(rng["numpy"])
+        random.setstate(rng["python"])
+        m.action_space.np_random.bit_generator.state = rng["action_space"]
+        self.venv.venv.env.set_state(state["env"])
+        self.episodes.clear()
+        self.episodes.extend(state["episodes"])
