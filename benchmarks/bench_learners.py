@@ -10,8 +10,9 @@ settings (``configs/<task>.train.yaml``; rsl_rl's PPO the same with ``bound_coef
 has no counterpart for; SAC its own settings below with the same discount and number of
 environments; ``--learners ppo_bound0``: our PPO as shipped but for ``bound_coef`` 0, to tell
 the bound loss from the rest; ``rsl_ppo_beta``: rsl_rl's PPO with its Beta distribution,
-actions bounded by construction, white noise), then evaluate the deterministic policy over
-``--episodes`` episodes in its training conditions and in each validation reality (default:
+actions bounded by construction, white noise; ``rsl_ppo_scalar``: rsl_rl's own defaults where
+they differ from ours, the std itself learned and torch's initial weights), then evaluate the
+deterministic policy over ``--episodes`` episodes in its training conditions and in each validation reality (default:
 the task's validation worlds, ``configs/<task>.realities.yaml``, never its evaluation ones).
 Every cell is appended to the JSON file as soon as it is done and cells already there are
 skipped, so a long run can be stopped and continued; the table is printed from the file. Each
@@ -53,8 +54,9 @@ TASKS = {
 }
 LEARNERS = ("ppo", "rsl_ppo", "sac")
 # our PPO without the action-bound loss, which rsl_rl's PPO lacks; rsl_rl's PPO with its Beta
-# distribution (actions bounded by construction, white per-step draws)
-VARIANTS = ("ppo_bound0", "rsl_ppo_beta")
+# distribution (actions bounded by construction, white per-step draws); rsl_rl's PPO with its
+# own defaults where they differ from ours (the std itself learned, torch's initial weights)
+VARIANTS = ("ppo_bound0", "rsl_ppo_beta", "rsl_ppo_scalar")
 SAC_SETTINGS = {  # SB3's defaults but for these (the discount and batch come from the task)
     "learning_starts": 10_000,
     # gSDE, its noise drawn once per 32 batch steps (0.32 s at 100 Hz: the exploration over a
@@ -108,8 +110,8 @@ def train_field(learner: str, env_id: str, cfg: TrainConfig):
     env = make_vec(env_id, cfg.num_envs, seed=cfg.seed, dr="default", config=env_config)
     roles = ObsRoles()
     t0 = time.perf_counter()
-    if learner in ("rsl_ppo", "rsl_ppo_beta"):
-        beta = learner == "rsl_ppo_beta"
+    if learner.startswith("rsl_ppo"):
+        beta, own = learner == "rsl_ppo_beta", learner in ("rsl_ppo_beta", "rsl_ppo_scalar")
         ppo = cfg.ppo.model_copy(update={"bound_coef": 0.0})
         agent = RslPPO(
             env,
@@ -121,6 +123,8 @@ def train_field(learner: str, env_id: str, cfg: TrainConfig):
             noise_correlation_s=0.0 if beta else cfg.noise_correlation_s,
             episode_window=cfg.episode_window,
             distribution="beta" if beta else "gaussian",
+            std_type="scalar" if own else "log",
+            last_layer_gain=None if own else 0.01,
         )
     else:
         sac_cfg = SACConfig(gamma=cfg.ppo.gamma, **SAC_SETTINGS)

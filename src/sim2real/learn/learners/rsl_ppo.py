@@ -9,6 +9,9 @@ arguments; two of ours have no rsl_rl counterpart and are refused rather than ig
 (``bound_coef``, and the networks' ``bounded_mean`` / ``state_dependent_noise``). Reward
 normalization is done by the adapter (:mod:`.rsl_env`); correlated exploration noise by a
 distribution plugged into rsl_rl's ``distribution_cfg`` (:class:`ColoredGaussianDistribution`).
+Two of rsl_rl's defaults differ from our PPO's and are mapped onto ours unless asked
+otherwise: the Gaussian's std is learned in log space (``std_type``) and the mean action's
+layer starts orthogonal with gain 0.01 (``last_layer_gain``), near zero action.
 ``distribution="beta"``: rsl_rl's ``BetaDistribution`` instead, actions bounded to [-1, 1] by
 construction (the field's answer to the mean drifting past a clipped bound, which our PPO's
 ``bound_coef`` penalizes); its draws are independent per step.
@@ -81,8 +84,10 @@ def rsl_train_cfg(
     steps_per_env: int,
     rho: float,
     distribution: Literal["gaussian", "beta"] = "gaussian",
+    std_type: Literal["log", "scalar"] = "log",
 ) -> dict[str, Any]:
-    """rsl_rl's runner configuration for our settings."""
+    """rsl_rl's runner configuration for our settings. ``std_type`` "log": the Gaussian's std
+    learned in log space, as our PPO's (rsl_rl's default is "scalar", the std itself)."""
     if distribution == "beta":
         if rho:
             raise ValueError("correlated exploration noise needs the Gaussian distribution")
@@ -91,7 +96,7 @@ def rsl_train_cfg(
         dist_cfg = {
             "class_name": _DISTRIBUTION,
             "init_std": net.init_std,
-            "std_type": "scalar",
+            "std_type": std_type,
             "rho": rho,
         }
     if ppo.bound_coef != 0.0:
@@ -143,17 +148,24 @@ class RslPPO:
         noise_correlation_s: float = 0.0,
         episode_window: int = 200,
         distribution: Literal["gaussian", "beta"] = "gaussian",
+        std_type: Literal["log", "scalar"] = "log",
+        last_layer_gain: float | None = 0.01,
     ) -> None:
         self.episodes: deque[tuple[float, float]] = deque(maxlen=episode_window)
         scale = ReturnScale(env.num_envs, ppo.gamma) if ppo.normalize_rewards else None
         self.env = RslVecEnv(env, scale, self.episodes)
         self.steps_per_env = steps_per_env
         rho = math.exp(-env.control_dt / noise_correlation_s) if noise_correlation_s else 0.0
-        self.cfg = rsl_train_cfg(ppo, net, roles, steps_per_env, rho, distribution)
+        self.cfg = rsl_train_cfg(ppo, net, roles, steps_per_env, rho, distribution, std_type)
         torch.manual_seed(seed)
         obs = self.env.reset(seed=seed)
         with contextlib.redirect_stdout(io.StringIO()):  # it prints the models
             self.alg = PPO.construct_algorithm(obs, self.env, self.cfg, "cpu")
+        if last_layer_gain is not None and distribution == "gaussian":
+            # our PPO's start: the mean action's layer orthogonal with a small gain, so every
+            # environment starts near zero action (rsl_rl keeps torch's default there)
+            last = [m for m in self.alg.get_policy().mlp if isinstance(m, nn.Linear)][-1]
+            nn.init.orthogonal_(last.weight, last_layer_gain)
         self.alg.train_mode()
 
     @property
