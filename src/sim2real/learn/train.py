@@ -244,7 +244,11 @@ def train(
         torch.set_rng_state(state["rng"]["torch"])
         np.random.set_state(state["rng"]["numpy"])
         random.setstate(state["rng"]["python"])
-        env.set_state(state["env_state"])
+        try:
+            env.set_state(state["env_state"])
+        except (KeyError, ValueError) as exc:  # another layout: older code, other --workers
+            why = f"the saved environments do not fit these ({exc}); start a new run"
+            raise InputError(run_dir / TRAIN_STATE_FILE, "env_state", why) from None
         obs = state["obs"]
         episodes.extend(state["episodes"])
         rows = list(state["metrics"])
