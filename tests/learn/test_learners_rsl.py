@@ -18,7 +18,14 @@ from sim2real.learn.ppo import NetConfig, PPOConfig
 from sim2real.learn.vec import ObsRoles, concat_obs
 
 
-def _learner(seed: int = 0, num_envs: int = 8, steps: int = 16, noise_s: float = 0.0, **ppo):
+def _learner(
+    seed: int = 0,
+    num_envs: int = 8,
+    steps: int = 16,
+    noise_s: float = 0.0,
+    distribution: str = "gaussian",
+    **ppo,
+):
     env = make_toy_vec(TOY_ENV_ID, num_envs, seed=seed)
     return RslPPO(
         env,
@@ -28,6 +35,7 @@ def _learner(seed: int = 0, num_envs: int = 8, steps: int = 16, noise_s: float =
         steps_per_env=steps,
         seed=seed,
         noise_correlation_s=noise_s,
+        distribution=distribution,
     )
 
 
@@ -186,16 +194,7 @@ def test_resume_continues_exactly(noise_s):
 
 @pytest.mark.parametrize("distribution", ["gaussian", "beta"])
 def test_deterministic_actor_is_rsl_rls_deterministic_output(distribution):
-    env = make_toy_vec(TOY_ENV_ID, 16, seed=2)
-    learner = RslPPO(
-        env,
-        ppo=PPOConfig(),
-        net=NetConfig(),
-        roles=ObsRoles(),
-        steps_per_env=16,
-        seed=2,
-        distribution=distribution,
-    )
+    learner = _learner(seed=2, num_envs=16, distribution=distribution)
     learner.iterate()  # normalizer statistics and weights have moved
     obs = learner.env.get_observations()
     with torch.no_grad():
@@ -205,13 +204,4 @@ def test_deterministic_actor_is_rsl_rls_deterministic_output(distribution):
     assert ours.abs().max() <= 1.0 and ours.std() > 0
     if distribution == "beta":
         with pytest.raises(ValueError, match="Gaussian"):
-            RslPPO(
-                env,
-                ppo=PPOConfig(),
-                net=NetConfig(),
-                roles=ObsRoles(),
-                steps_per_env=4,
-                seed=0,
-                noise_correlation_s=0.2,
-                distribution="beta",
-            )
+            _learner(noise_s=0.2, distribution="beta")
