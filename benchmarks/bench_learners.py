@@ -1,17 +1,16 @@
-"""Learners side by side (issue 17, part 2): our PPO, rsl_rl's PPO and SB3's SAC on the same
-environments with the same environment-step budget.
+"""Learners side by side (issue 17, part 2): our PPO and SB3's SAC on the same environments
+with the same environment-step budget. rsl-rl-lib's PPO was measured here too (commit a95a2b8,
+figures in benchmarks/RESULTS.md): it lost to our PPO on every configuration tried and was
+removed, adapter and dependency.
 
 python benchmarks/bench_learners.py [--out runs/bench_learners.json]
-    [--tasks pendulum pendubot cartpole] [--seeds 0 1 2 3 4] [--learners ppo rsl_ppo sac]
+    [--tasks pendulum pendubot cartpole] [--seeds 0 1 2 3 4] [--learners ppo sac]
     [--env-steps N] [--episodes 100] [--realities NAME_OR_YAML ...] [--table-only]
 
 One cell per (learner, task, seed): train from scratch with the task's shipped training
-settings (``configs/<task>.train.yaml``; rsl_rl's PPO the same with ``bound_coef`` 0, which it
-has no counterpart for; SAC its own settings below with the same discount and number of
-environments; ``--learners ppo_bound0``: our PPO as shipped but for ``bound_coef`` 0, to tell
-the bound loss from the rest; ``rsl_ppo_beta``: rsl_rl's PPO with its Beta distribution,
-actions bounded by construction, white noise; ``rsl_ppo_scalar``: rsl_rl's own defaults where
-they differ from ours, the std itself learned and torch's initial weights), then evaluate the
+settings (``configs/<task>.train.yaml``; SAC its own settings below with the same discount and
+number of environments; ``--learners ppo_bound0``: our PPO as shipped but for ``bound_coef``
+0, to tell the bound loss from the rest), then evaluate the
 deterministic policy over ``--episodes`` episodes in its training conditions and in each validation reality (default:
 the task's validation worlds, ``configs/<task>.realities.yaml``, never its evaluation ones).
 Every cell is appended to the JSON file as soon as it is done and cells already there are
@@ -39,7 +38,6 @@ import torch
 
 from sim2real.core.atomic import write_text_atomic
 from sim2real.learn.evaluate import evaluate_policy
-from sim2real.learn.learners.rsl_ppo import RslPPO
 from sim2real.learn.learners.sac import SACConfig, Sb3SAC
 from sim2real.learn.policy import PolicyMeta, load_policy
 from sim2real.learn.reality import load_reality
@@ -52,11 +50,8 @@ TASKS = {
     "pendubot": "sim2real/PendubotSwingup-v0",
     "cartpole": "sim2real/CartpoleSwingup-v0",
 }
-LEARNERS = ("ppo", "rsl_ppo", "sac")
-# our PPO without the action-bound loss, which rsl_rl's PPO lacks; rsl_rl's PPO with its Beta
-# distribution (actions bounded by construction, white per-step draws); rsl_rl's PPO with its
-# own defaults where they differ from ours (the std itself learned, torch's initial weights)
-VARIANTS = ("ppo_bound0", "rsl_ppo_beta", "rsl_ppo_scalar")
+LEARNERS = ("ppo", "sac")
+VARIANTS = ("ppo_bound0",)  # our PPO without the action-bound loss
 SAC_SETTINGS = {  # SB3's defaults but for these (the discount and batch come from the task)
     "learning_starts": 10_000,
     # gSDE, its noise drawn once per 32 batch steps (0.32 s at 100 Hz: the exploration over a
@@ -102,7 +97,7 @@ def train_ours(env_id: str, cfg: TrainConfig, tmp: Path):
     return load_policy(tmp / "run"), result.env_steps, wall
 
 
-def train_field(learner: str, env_id: str, cfg: TrainConfig):
+def train_sac(env_id: str, cfg: TrainConfig):
     from sim2real.learn.envs import make_vec
 
     torch.set_num_threads(cfg.torch_threads)
@@ -110,32 +105,15 @@ def train_field(learner: str, env_id: str, cfg: TrainConfig):
     env = make_vec(env_id, cfg.num_envs, seed=cfg.seed, dr="default", config=env_config)
     roles = ObsRoles()
     t0 = time.perf_counter()
-    if learner.startswith("rsl_ppo"):
-        beta, own = learner == "rsl_ppo_beta", learner in ("rsl_ppo_beta", "rsl_ppo_scalar")
-        ppo = cfg.ppo.model_copy(update={"bound_coef": 0.0})
-        agent = RslPPO(
-            env,
-            ppo=ppo,
-            net=cfg.net,
-            roles=roles,
-            steps_per_env=cfg.steps_per_env,
-            seed=cfg.seed,
-            noise_correlation_s=0.0 if beta else cfg.noise_correlation_s,
-            episode_window=cfg.episode_window,
-            distribution="beta" if beta else "gaussian",
-            std_type="scalar" if own else "log",
-            last_layer_gain=None if own else 0.01,
-        )
-    else:
-        sac_cfg = SACConfig(gamma=cfg.ppo.gamma, **SAC_SETTINGS)
-        agent = Sb3SAC(
-            env,
-            config=sac_cfg,
-            groups=roles.actor,
-            steps_per_iteration=cfg.num_envs * cfg.steps_per_env,
-            seed=cfg.seed,
-            episode_window=cfg.episode_window,
-        )
+    sac_cfg = SACConfig(gamma=cfg.ppo.gamma, **SAC_SETTINGS)
+    agent = Sb3SAC(
+        env,
+        config=sac_cfg,
+        groups=roles.actor,
+        steps_per_iteration=cfg.num_envs * cfg.steps_per_env,
+        seed=cfg.seed,
+        episode_window=cfg.episode_window,
+    )
     iterations = math.ceil(cfg.total_env_steps / agent.batch)
     for _ in range(iterations):
         agent.iterate()
@@ -159,7 +137,7 @@ def run_cell(learner: str, task: str, seed: int, args: argparse.Namespace) -> di
                 cfg = cfg.model_copy(update={"ppo": ppo})
             policy, steps, wall = train_ours(env_id, cfg, Path(tmp))
         else:
-            policy, steps, wall = train_field(learner, env_id, cfg)
+            policy, steps, wall = train_sac(env_id, cfg)
         t0 = time.perf_counter()
         results = evaluate_policy(policy, worlds, episodes=args.episodes, seed=1)
         eval_s = time.perf_counter() - t0
