@@ -162,8 +162,13 @@ def test_default_dr_loads_and_randomizes_within_its_ranges():
     env = make_vec(ENV, 64, seed=0)
     env.reset()
     col = env.space.names.index
-    rel = env.values[:, col("mass_kg")] / env.nominal[col("mass_kg")]
-    assert rel.min() >= 0.75 and rel.max() <= 2.0 and rel.std() > 0.1
+    mass, com = env.values[:, col("mass_kg")], env.values[:, col("com_z_m")]
+    assert mass.min() >= 0.12 and mass.max() <= 0.98
+    # log-uniform: the median near the geometric mean of the bounds (0.343), not the midpoint
+    assert 0.22 < np.median(mass) < 0.5
+    assert com.min() >= -0.63 and com.max() <= -0.47
+    m_cx = -mass * com  # the published fit (0.102) and ours (0.431) both inside the draws
+    assert m_cx.min() < 0.102 and m_cx.max() > 0.431
     delay = env.values[:, col("delay_s")]
     assert delay.min() >= 0.0 and delay.max() <= 0.025 and delay.std() > 0.003
 
