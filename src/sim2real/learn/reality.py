@@ -126,6 +126,10 @@ def reality_env(reality: Reality, env_id: str, env_config: dict, num_envs: int, 
     except InputError as err:
         # the environment names its own config sections; say which reality field it was
         section = {"config.params": "params", "config.actuator": "actuator", "config": ""}
+        own = err.source == "config.params" and err.field not in reality.params
+        if reality.model is not None and own:  # the task's own parameters miss in this model
+            why = f"{reality.model} is not a model of {env_id} ({err.field}: {err.message})"
+            raise InputError(reality.source, "model", why) from None
         if err.source in section:
             field = ".".join(p for p in (section[err.source], err.field) if p) or None
             raise InputError(reality.source, field, err.message) from None
