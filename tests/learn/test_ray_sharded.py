@@ -15,7 +15,7 @@ import pytest
 import torch
 
 from sim2real.core.errors import InputError
-from sim2real.learn.distributed.jobs import ray_runner, run_jobs
+from sim2real.learn.distributed.jobs import ray_runner, run_on_ray
 from sim2real.learn.distributed.sharded import ShardedVecEnv, shard_bounds, sharded_make_env
 from sim2real.learn.envs import ENV_IDS, make_vec
 
@@ -176,9 +176,9 @@ def _bad_file() -> None:
 
 def test_jobs_run_as_ray_tasks_in_order_like_locally():
     jobs = [partial(_square, k) for k in range(5)]
-    assert run_jobs(jobs, workers=2) == run_jobs(jobs) == [0, 1, 4, 9, 16]
+    assert run_on_ray(jobs, workers=2) == [job() for job in jobs] == [0, 1, 4, 9, 16]
     with pytest.raises(InputError, match=r"sweep\.yaml: seeds: no such seed"):
-        run_jobs([_bad_file], workers=1)
+        run_on_ray([_bad_file], workers=1)
 
 
 def test_eval_grid_as_ray_tasks_equals_the_local_one(tmp_path):

@@ -128,6 +128,22 @@ def evaluate_policy(
     return out
 
 
+def load_runs_and_worlds(
+    runs: list[Path], realities: list[str], env_id: str | None = None
+) -> tuple[list, list[Reality]]:
+    """The trained runs' policies (each must be for ``env_id`` when given) and the worlds to
+    judge them in (YAML paths or shipped names; none given: the task's evaluation worlds,
+    :mod:`sim2real.learn.reality_sets`), all loaded before any episode runs so a bad input
+    fails first."""
+    from sim2real.learn.policy import load_policy
+    from sim2real.learn.reality_sets import reality_sets
+
+    loaded = [load_policy(p, expected_env_id=env_id) for p in runs]
+    if not realities and loaded:
+        realities = reality_sets(loaded[0].env_id).evaluation
+    return loaded, [load_reality(r) for r in realities]
+
+
 def evaluate_runs(
     runs: list[Path],
     realities: list[str],
@@ -144,13 +160,7 @@ def evaluate_runs(
     run and the realities. ``run_jobs``: runs the grid's cells (one per run and world, each
     seeded alike, so the figures do not depend on it), e.g. as Ray tasks
     (:func:`sim2real.learn.distributed.jobs.ray_runner`); default: here, in order."""
-    from sim2real.learn.policy import load_policy
-    from sim2real.learn.reality_sets import reality_sets
-
-    loaded = [load_policy(p, expected_env_id=env_id) for p in runs]
-    if not realities and loaded:
-        realities = reality_sets(loaded[0].env_id).evaluation
-    worlds = [load_reality(r) for r in realities]
+    loaded, worlds = load_runs_and_worlds(runs, realities, env_id)
     cells = []
     for policy in loaded:
         cells.append(partial(evaluate_policy, policy, [], episodes=episodes, seed=seed))

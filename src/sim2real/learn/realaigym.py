@@ -14,7 +14,7 @@ Pushes act on the first joint only (the environment's push), not on both as on t
 
 Tip height over reach, from the noiseless state of the ``privileged`` group (the terms' names
 and scales are the export contract): a pendulum or cart-pole ``-cos q``; the DFKI double
-pendulum ``-(l1 cos q1 + l2 cos(q1 + q2)) / (l1 + l2)`` with l1 = 0.3 m, l2 = 0.2 m.
+pendulum ``-(l1 cos q1 + l2 cos(q1 + q2)) / (l1 + l2)`` with the pendubot task's link lengths.
 """
 
 from __future__ import annotations
@@ -28,8 +28,6 @@ from pydantic import Field
 from sim2real.core.errors import InputError
 from sim2real.core.strict import StrictModel
 from sim2real.learn.reality import Reality
-
-DOUBLE_PENDULUM_LINKS_M = (0.3, 0.2)  # DFKI design A.0 (identified/model_*.yml: l1, l2)
 
 
 class DisturbanceProtocol(StrictModel):
@@ -65,7 +63,9 @@ def tip_height_fn(env) -> Callable[[np.ndarray], np.ndarray]:
         return obs[:, i] / scale
 
     if {"cos_q1_true", "cos_q2_true"} <= terms.keys():
-        l1, l2 = DOUBLE_PENDULUM_LINKS_M
+        from sim2real.learn.envs.pendubot import LOWER_M, UPPER_M
+
+        l1, l2 = UPPER_M, LOWER_M
 
         def double(obs: np.ndarray) -> np.ndarray:
             c1, s1 = raw(obs, "cos_q1_true"), raw(obs, "sin_q1_true")
@@ -167,14 +167,9 @@ def score_runs(
 ) -> dict[str, list[ProtocolScore]]:
     """Each trained run's protocol score in every reality (none given: the task's evaluation
     worlds); policies and worlds all loaded before any episode runs."""
-    from sim2real.learn.policy import load_policy
-    from sim2real.learn.reality import load_reality
-    from sim2real.learn.reality_sets import reality_sets
+    from sim2real.learn.evaluate import load_runs_and_worlds
 
-    loaded = [load_policy(p, expected_env_id=env_id) for p in runs]
-    if not realities and loaded:
-        realities = reality_sets(loaded[0].env_id).evaluation
-    worlds = [load_reality(r) for r in realities]
+    loaded, worlds = load_runs_and_worlds(runs, realities, env_id)
     return {
         str(path): [protocol_score(policy, w, protocol, seed) for w in worlds]
         for path, policy in zip(runs, loaded, strict=True)

@@ -1,5 +1,6 @@
-"""Independent jobs (the seeds of a sweep, the cells of an evaluation grid) as Ray tasks, or
-locally in order: zero-argument picklable callables in, their results out in the same order.
+"""Independent jobs (the seeds of a sweep, the cells of an evaluation grid) as Ray tasks:
+zero-argument picklable callables in, their results out in the same order (the local runner
+is :func:`sim2real.learn.seeds.local_runner`).
 
 On a multi-node cluster a job runs on whichever node has a free CPU: what it reads and writes
 (a run folder) must be on a filesystem every node sees at the same path."""
@@ -43,16 +44,6 @@ def run_on_ray(
             raise unwrap_remote_error(err) from None
     finally:
         session.shutdown()
-
-
-def run_jobs(
-    jobs: Sequence[Job], *, workers: int | None = None, address: str | None = None
-) -> list[Any]:
-    """Locally in order when neither ``workers`` nor ``address`` is given, else as Ray tasks
-    (:func:`run_on_ray`)."""
-    if workers is None and address is None:
-        return [job() for job in jobs]
-    return run_on_ray(jobs, address=address, workers=workers or 1)
 
 
 def ray_runner(
