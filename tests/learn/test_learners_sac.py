@@ -5,6 +5,7 @@ toy rotor."""
 from __future__ import annotations
 
 import io
+import tempfile
 
 import numpy as np
 import pytest
@@ -66,9 +67,12 @@ def test_adapter_steps_the_environment_unchanged():
     assert ended == 4 and len(env.episodes) == 4
 
 
-def test_deterministic_actor_is_sb3s_predict_on_normalized_observations():
+def test_deterministic_actor_is_sb3s_predict_on_normalized_observations(tmp_path, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     learner = _learner()
     learner.iterate()  # past learning_starts: statistics and weights have moved
+    learner.iterate()
+    assert not list(tmp_path.glob("SB3-*"))  # SB3 wrote no log folder of its own
     obs = concat_obs(make_toy_vec(TOY_ENV_ID, 32, seed=5).reset(seed=5), ("policy",))
     ours = learner.policy()(torch.from_numpy(obs)).detach().numpy()
     sb3, _ = learner.model.predict(learner.venv.normalize_obs(obs), deterministic=True)

@@ -28,6 +28,7 @@ import numpy as np
 import torch
 from pydantic import Field
 from stable_baselines3 import SAC
+from stable_baselines3.common.logger import Logger
 from stable_baselines3.common.vec_env import VecNormalize
 from torch import nn
 
@@ -133,6 +134,9 @@ class Sb3SAC:
             device="cpu",
             verbose=0,
         )
+        # A logger of our own: without one every learn() call makes SB3 create a fresh
+        # SB3-<time> folder in the temp directory (one per iteration).
+        self.model.set_logger(Logger(folder=None, output_formats=[]))
 
     @property
     def batch(self) -> int:
