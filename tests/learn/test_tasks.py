@@ -244,3 +244,20 @@ def test_a_hand_controller_swings_the_cart_pole_up():
 
     success, at_rail = episodes(4, None)
     assert np.array_equal(success, np.ones(4)) and at_rail == 0
+
+
+def test_random_start_share_spreads_the_hinges_and_leaves_the_rest():
+    pendubot, cart = "sim2real/PendubotSwingup-v0", CARTPOLE
+    env = make_vec(pendubot, 200, seed=0, dr=None, config={"init_random_share": 0.5})
+    env.reset(seed=0)
+    q = env.stepper.qpos[:, env.qadr]
+    spread = np.any(np.abs(q) > 0.05, axis=1)  # outside the usual +-0.05 rad start
+    assert 0.35 < spread.mean() < 0.65 and np.abs(q).max() > 3.0
+    env = make_vec(cart, 200, seed=0, dr=None, config={"init_random_share": 1.0})
+    env.reset(seed=0)
+    cart_x, pole = env.stepper.qpos[:, env.qadr[0]], env.stepper.qpos[:, env.qadr[1]]
+    assert np.abs(cart_x).max() <= 0.05 + 1e-12  # the slider keeps its start range
+    assert np.abs(pole).max() > 3.0
+    # share 0 draws exactly as before the field existed
+    a, b = (make_vec(pendubot, 8, seed=3, config=c) for c in ({}, {"init_random_share": 0.0}))
+    assert np.array_equal(a.reset(seed=3)["policy"], b.reset(seed=3)["policy"])

@@ -39,13 +39,28 @@ class Events:
             gap = self.streams.uniform(rows, *b.term.interval_s)[:, 0]
             self.next_fire[k, rows] = np.round(gap / self.control_dt)
 
-    def start_states(self, rows: np.ndarray, q_rad: float, qvel: float, nj: int) -> np.ndarray:
-        """(len(rows), 2 nj): positions uniform in +-q_rad, then speeds in +-qvel."""
+    def start_states(
+        self,
+        rows: np.ndarray,
+        q_rad: float,
+        qvel: float,
+        nj: int,
+        random_share: float = 0.0,
+        hinges: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """(len(rows), 2 nj): positions uniform in +-q_rad, then speeds in +-qvel. With
+        ``random_share`` > 0, that share of the rows starts its ``hinges`` (a mask over the
+        joints) anywhere on the circle instead (drawn after, so a share of 0 draws as before)."""
         ev = self.streams.events
-        out = [
-            np.concatenate([ev[r].uniform(-q_rad, q_rad, nj), ev[r].uniform(-qvel, qvel, nj)])
-            for r in rows
-        ]
+        out = []
+        for r in rows:
+            state = np.concatenate(
+                [ev[r].uniform(-q_rad, q_rad, nj), ev[r].uniform(-qvel, qvel, nj)]
+            )
+            if random_share > 0 and ev[r].random() < random_share:
+                turn = ev[r].uniform(-np.pi, np.pi, nj)
+                state[:nj] = np.where(hinges, turn, state[:nj])
+            out.append(state)
         return np.array(out).reshape(rows.size, 2 * nj)
 
     def commands(self, rows: np.ndarray, ranges: list[tuple[float, float]]) -> np.ndarray:

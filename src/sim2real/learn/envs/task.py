@@ -75,6 +75,14 @@ class TaskConfig(StrictModel):
     )
     init_q_rad: float = Field(0.05, ge=0, description="initial positions uniform in +-this")
     init_qvel_rad_s: float = Field(0.05, ge=0, description="initial speeds uniform in +-this")
+    init_random_share: float = Field(
+        0.0,
+        ge=0,
+        le=1,
+        description="training aid: this share of the episodes starts with every hinge joint "
+        "anywhere on the circle (the rest as init_q_rad says), so the learner meets the states "
+        "near the goal before it can swing there",
+    )
     push_duration_s: float = Field(0.1, gt=0, description="how long a push torque acts [s]")
     desync_episodes: bool = Field(
         False,
