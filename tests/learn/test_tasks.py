@@ -246,7 +246,7 @@ def test_a_hand_controller_swings_the_cart_pole_up():
     assert np.array_equal(success, np.ones(4)) and at_rail == 0
 
 
-def test_random_start_share_spreads_the_hinges_and_leaves_the_rest():
+def test_start_shares_spread_the_hinges_or_start_at_the_goal():
     pendubot, cart = "sim2real/PendubotSwingup-v0", CARTPOLE
     env = make_vec(pendubot, 200, seed=0, dr=None, config={"init_random_share": 0.5})
     env.reset(seed=0)
@@ -258,6 +258,14 @@ def test_random_start_share_spreads_the_hinges_and_leaves_the_rest():
     cart_x, pole = env.stepper.qpos[:, env.qadr[0]], env.stepper.qpos[:, env.qadr[1]]
     assert np.abs(cart_x).max() <= 0.05 + 1e-12  # the slider keeps its start range
     assert np.abs(pole).max() > 3.0
+    env = make_vec(pendubot, 200, seed=0, dr=None, config={"init_goal_share": 0.5})
+    env.reset(seed=0)
+    err = env.stepper.qpos[:, env.qadr] - [np.pi, 0.0]
+    at_goal = np.all(np.abs(err) <= 0.05 + 1e-12, axis=1)
+    assert 0.35 < at_goal.mean() < 0.65
+    assert np.all(np.abs(env.stepper.qpos[~at_goal][:, env.qadr]) <= 0.05 + 1e-12)
+    with pytest.raises(InputError, match="init_goal_share"):
+        env_config(pendubot, {"init_random_share": 0.6, "init_goal_share": 0.5})
     # share 0 draws exactly as before the field existed
     a, b = (make_vec(pendubot, 8, seed=3, config=c) for c in ({}, {"init_random_share": 0.0}))
     assert np.array_equal(a.reset(seed=3)["policy"], b.reset(seed=3)["policy"])

@@ -21,7 +21,13 @@ import numpy as np
 from sim2real.learn.reality import Reality, load_reality, reality_env
 
 TRAINING = "training conditions"
-TRAINING_ONLY_FIELDS = ("init_q_rad", "init_qvel_rad_s", "init_random_share", "desync_episodes")
+TRAINING_ONLY_FIELDS = (
+    "init_q_rad",
+    "init_qvel_rad_s",
+    "init_random_share",
+    "init_goal_share",
+    "desync_episodes",
+)
 """Environment fields that widen the start states to help training; evaluation starts as the
 task says (the environment's defaults)."""
 

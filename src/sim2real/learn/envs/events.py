@@ -45,21 +45,27 @@ class Events:
         q_rad: float,
         qvel: float,
         nj: int,
-        random_share: float = 0.0,
-        hinges: np.ndarray | None = None,
+        alternatives: tuple[float, np.ndarray, float, np.ndarray] | None = None,
     ) -> np.ndarray:
-        """(len(rows), 2 nj): positions uniform in +-q_rad, then speeds in +-qvel. With
-        ``random_share`` > 0, that share of the rows starts its ``hinges`` (a mask over the
-        joints) anywhere on the circle instead (drawn after, so a share of 0 draws as before)."""
+        """(len(rows), 2 nj): positions uniform in +-q_rad, then speeds in +-qvel.
+        ``alternatives`` = (random_share, hinges, goal_share, goal): that share of the rows
+        starts its ``hinges`` (a mask over the joints) anywhere on the circle, the next share
+        around ``goal`` (per joint) instead; drawn after the rest, so shares of 0 draw as if
+        there were none."""
         ev = self.streams.events
+        random_share, hinges, goal_share, goal = alternatives or (0.0, None, 0.0, None)
         out = []
         for r in rows:
             state = np.concatenate(
                 [ev[r].uniform(-q_rad, q_rad, nj), ev[r].uniform(-qvel, qvel, nj)]
             )
-            if random_share > 0 and ev[r].random() < random_share:
-                turn = ev[r].uniform(-np.pi, np.pi, nj)
-                state[:nj] = np.where(hinges, turn, state[:nj])
+            if random_share + goal_share > 0:
+                u = ev[r].random()
+                if u < random_share:
+                    turn = ev[r].uniform(-np.pi, np.pi, nj)
+                    state[:nj] = np.where(hinges, turn, state[:nj])
+                elif u < random_share + goal_share:
+                    state[:nj] += goal
             out.append(state)
         return np.array(out).reshape(rows.size, 2 * nj)
 

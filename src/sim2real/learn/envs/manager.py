@@ -79,7 +79,9 @@ class ManagerVecEnv:
         self._goal_k, self._goal = np.array(goal_k), np.array(list(task.goal.values()))
         hinges = task.hinges if task.hinges is not None else task.joints
         self._wraps = np.array([j in hinges for j in task.goal])
-        self._hinges = np.array([j in hinges for j in task.joints])
+        goal_q = np.array([task.goal.get(j, 0.0) for j in task.joints])
+        hinge_mask = np.array([j in hinges for j in task.joints])
+        self._start_alternatives = (cfg.init_random_share, hinge_mask, cfg.init_goal_share, goal_q)
         self.push_dof = self.sim.joint_index(task.push_joint or task.joints[0])[1]
         self.suffixes = [""] if len(task.joints) == 1 else [str(k + 1) for k in range(len(index))]
 
@@ -215,7 +217,7 @@ class ManagerVecEnv:
         self.events.reset_rows(self.values, rows)
         self._apply_rows(rows)
         init = self.events.start_states(
-            rows, cfg.init_q_rad, cfg.init_qvel_rad_s, nj, cfg.init_random_share, self._hinges
+            rows, cfg.init_q_rad, cfg.init_qvel_rad_s, nj, self._start_alternatives
         )
         if self._commands:
             self.commands[rows] = self.events.commands(rows, list(self._commands.values()))

@@ -83,6 +83,13 @@ class TaskConfig(StrictModel):
         "anywhere on the circle (the rest as init_q_rad says), so the learner meets the states "
         "near the goal before it can swing there",
     )
+    init_goal_share: float = Field(
+        0.0,
+        ge=0,
+        le=1,
+        description="training aid: this share of the episodes starts at the goal (within "
+        "init_q_rad / init_qvel_rad_s of it), so the learner meets holding the goal early",
+    )
     push_duration_s: float = Field(0.1, gt=0, description="how long a push torque acts [s]")
     desync_episodes: bool = Field(
         False,
@@ -115,6 +122,8 @@ class TaskConfig(StrictModel):
         for name, (lo, hi) in self.commands.items():
             if lo > hi:
                 raise ValueError(f"commands.{name}: inverted range [{lo}, {hi}]")
+        if self.init_random_share + self.init_goal_share > 1:
+            raise ValueError("init_goal_share: with init_random_share more than every episode")
         return self
 
     def command_ranges(self) -> dict[str, tuple[float, float]]:
