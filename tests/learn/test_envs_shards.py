@@ -32,7 +32,7 @@ def _run(env, actions):
 @pytest.mark.parametrize("env_id", ENV_IDS)
 def test_shards_reproduce_the_whole_batch(env_id):
     cfg = {"episode_s": 0.3, "desync_episodes": True}
-    actions = np.random.default_rng(0).uniform(-1, 1, (70, 5, 1))
+    actions = np.random.default_rng(0).uniform(-1, 1, (70, 5, 12))  # the most actions of a task
     whole = _run(make_vec(env_id, 5, seed=9, dr=_dr(env_id), config=cfg), actions)
     parts = [
         _run(make_vec(env_id, hi - lo, seed=9, dr=_dr(env_id), config=cfg, env_offset=lo),

@@ -80,10 +80,13 @@ def test_the_robot_side_runner_runs_an_exported_policy(env_id, tmp_path):
     def measured(obs):
         newest = obs["policy"][0, -len(names) :] / scales
         out = {}
-        for base in ("q", "qvel", "x", "x_vel"):
+        legged = ("base_ang_vel", "projected_gravity", "command", "joint_pos", "joint_vel")
+        for base in ("q", "qvel", "x", "x_vel", *legged):
             idx = [k for k, n in enumerate(names) if n == base or n.startswith(f"{base}[")]
             if idx:
                 out[base] = newest[idx]
+        if "joint_pos" in out:  # a legged robot measures absolute positions
+            out["joint_pos"] = out["joint_pos"] + deployed.default_joint_pos
         return out
 
     obs, diffs, actions, resets = env.reset(seed=7), [], [], 0

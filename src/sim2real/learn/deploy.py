@@ -12,6 +12,13 @@ It imports numpy and onnxruntime only (no torch, no MuJoCo, no environment code;
 package, only the standard-library error type and JSON reader of ``sim2real.core``), so it can
 be copied onto a robot computer with those two small files. A term name ``base[i]`` takes element ``i`` of the
 measurement ``base`` (multi-joint robots).
+
+A legged policy (``policy.json`` with ``joint_names``, ``default_joint_pos``, ``action_scale``,
+``kp``, ``kd``) reads the measurements ``base_ang_vel`` (rad/s, body frame),
+``projected_gravity`` (unit vector, body frame), ``command`` (vx, vy, yaw rate), ``joint_pos``
+(rad, absolute: the runner subtracts the default) and ``joint_vel`` (rad/s), joints in the order
+of ``joint_names``; ``last_action`` is the runner's own; :meth:`DeployedPolicy.joint_targets`
+gives ``default_joint_pos + action_scale * action`` for the drivers' PD.
 """
 
 from __future__ import annotations
@@ -36,7 +43,9 @@ def _wrap(q: float) -> float:
 class DeployedPolicy:
     """An exported policy ready to run: ``act(measurement) -> action`` in [-1, 1]."""
 
-    def __init__(self, folder: str | Path) -> None:
+    def __init__(self, folder: str | Path, joint_names: list[str] | None = None) -> None:
+        """``joint_names``: the robot's joints, in its order; a legged policy of other joints
+        (another robot) is refused (InputError naming ``joint_names``)."""
         import onnxruntime as ort
 
         folder = Path(folder)
@@ -50,6 +59,16 @@ class DeployedPolicy:
         self.term_names = [t["name"] for t in spec["obs_terms"]]
         self.scales = np.array([float(t["scale"]) for t in spec["obs_terms"]], dtype=np.float64)
         self._terms = [_parse_term(json_path, i, n) for i, n in enumerate(self.term_names)]
+        self.joint_names: list[str] | None = spec.get("joint_names")
+        legged = [np.asarray(spec.get(f, []), dtype=np.float64) for f in _LEGGED[1:]]
+        self.default_joint_pos, self.action_scale, self.kp, self.kd = legged
+        if joint_names is not None and self.joint_names != list(joint_names):
+            raise InputError(
+                json_path,
+                "joint_names",
+                f"the policy drives {_names(self.joint_names)}, the robot has "
+                f"{_names(joint_names)}: a policy of another robot",
+            )
         obs_dim = self.history * len(self.term_names)
         if not onnx_path.is_file():
             raise InputError(onnx_path, None, "missing (export writes it beside policy.json)")
@@ -117,12 +136,18 @@ class DeployedPolicy:
         self.prev_action = np.asarray(action[0], dtype=np.float32)
         return self.prev_action.copy()
 
+    def joint_targets(self, measurement: dict[str, Any]) -> np.ndarray:
+        """A legged policy's joint position targets (A,) [rad]: default + scale * action."""
+        if self.joint_names is None:
+            raise InputError("policy.json", "joint_names", "not a legged policy (no joint targets)")
+        return self.default_joint_pos + self.action_scale * self.act(measurement)
+
     def torque(self, measurement: dict[str, Any]) -> np.ndarray:
         """The torque to apply (A,), N·m: ``act(measurement) * action_limit``."""
         return self.act(measurement) * self.action_limit
 
     def _raw_term(self, values: dict[str, np.ndarray], name: str, base: str, index: int) -> float:
-        if base == "prev_action":
+        if base in ("prev_action", "last_action"):
             return float(self.prev_action[index])
         source = {"cos_q": "q", "sin_q": "q"}.get(base, base)
         if source not in values:
@@ -136,7 +161,34 @@ class DeployedPolicy:
             return math.cos(x)
         if base == "sin_q":
             return math.sin(x)
+        if base == "joint_pos" and self.joint_names is not None:
+            return x - float(self.default_joint_pos[index])
         return x
+
+
+_LEGGED = ("joint_names", "default_joint_pos", "action_scale", "kp", "kd")
+
+
+def _names(names: list[str] | None) -> str:
+    if not names:
+        return "no named joints"
+    return ", ".join(names[:3]) + (f"... ({len(names)})" if len(names) > 3 else "")
+
+
+def _check_legged(path: Path, spec: dict[str, Any], n: int) -> None:
+    """The legged fields: all or none; each a list of ``n`` (names, or finite numbers)."""
+    given = [f for f in _LEGGED if f in spec]
+    if not given:
+        return
+    for f in _LEGGED:
+        if f not in spec:
+            raise InputError(path, f, f"missing (a legged policy has {', '.join(_LEGGED)})")
+        v = spec[f]
+        ok = isinstance(v, list) and len(v) == n
+        ok = ok and all(isinstance(x, str) if f == "joint_names" else _is_number(x) for x in v)
+        if not ok:
+            kind = "names" if f == "joint_names" else "finite numbers"
+            raise InputError(path, f, f"must be a list of {n} {kind} (one per action)")
 
 
 def _parse_term(json_path: Path, i: int, name: str) -> tuple[str, str, int]:
@@ -181,6 +233,7 @@ def _read_spec(path: Path) -> dict[str, Any]:
             raise InputError(path, f"obs_terms[{i}]", 'must be {"name": str, "scale": number}')
         if not _is_number(term.get("scale")):
             raise InputError(path, f"obs_terms[{i}].scale", "must be a finite number")
+    _check_legged(path, spec, len(limits))
     return spec
 
 

@@ -4,7 +4,9 @@ The ONNX graph maps one input ``obs`` (float32, [1, D]) to one output ``action``
 [1, A]) in [-1, 1]: the observation normalizer and the clamp are inside the graph, so the robot
 side only builds the observation vector (``raw * scale`` of the terms listed in
 ``policy.json``, ``history`` frames oldest first) and multiplies the action by
-``action_limit``. :mod:`sim2real.learn.deploy` is such a robot-side runner.
+``action_limit``; for a legged task it turns the action into joint position targets
+``default_joint_pos + action_scale * action`` for its drivers' PD (``kp``, ``kd``), joints in
+the order of ``joint_names``. :mod:`sim2real.learn.deploy` is such a robot-side runner.
 """
 
 from __future__ import annotations
@@ -67,7 +69,7 @@ def deploy_spec(policy: Policy) -> dict:
             f"{len(meta.roles.actor)} ({', '.join(meta.roles.actor)})",
         )
     group = meta.obs_groups[meta.roles.actor[0]]
-    return {
+    spec = {
         "format": JSON_FORMAT,
         "env": meta.env_id,
         "control_dt": meta.control_dt,
@@ -81,6 +83,24 @@ def deploy_spec(policy: Policy) -> dict:
         "policy_kind": meta.kind,
         "dr": meta.dr,
     }
+    spec.update(_legged_fields(meta))
+    return spec
+
+
+def _legged_fields(meta) -> dict:
+    """A legged task's joints, default pose, action scale, PD gains and motor model (none for
+    a task on a fixed base)."""
+    from sim2real.learn.envs import TASKS, make_vec
+    from sim2real.learn.envs.legged import deploy_fields
+
+    task = TASKS.get(meta.env_id)  # None: an environment of the user's own (no task)
+    if task is None or task.floating_base is None:
+        return {}
+    env = make_vec(meta.env_id, 1, dr=None, config=meta.env_config)
+    try:
+        return deploy_fields(env)
+    finally:
+        env.close()
 
 
 def export_policy(run_dir: str | Path, out_dir: str | Path) -> ExportResult:

@@ -15,6 +15,9 @@ generalised forces ``qfrc`` (N, nsub, nv).
 
 The constraint solver's warm start is zeroed at every call in both paths, so a step depends
 only on the state rows and the controls (exact continuation after restoring a state).
+
+With ``sensors=True`` the model's sensor readings of the last substep are kept in
+``sensordata`` (N, nsensordata) (what a legged task reads of its feet: positions, touch).
 """
 
 from __future__ import annotations
@@ -38,8 +41,12 @@ added to ``qfrc_applied``: ``tau_ext`` is minus MuJoCo's bias force (gravity, Co
 class VecStepper:
     """N model copies of ``base`` stepped together."""
 
-    def __init__(self, base: mujoco.MjModel, num: int, *, nthread: int = 0) -> None:
+    def __init__(
+        self, base: mujoco.MjModel, num: int, *, nthread: int = 0, sensors: bool = False
+    ) -> None:
         self.base = base
+        self.sensors = bool(sensors)
+        self.sensordata = np.zeros((num, base.nsensordata))
         self.num = num
         self.models = [copy.copy(base) for _ in range(num)]
         self.nthread = max(0, int(nthread))
@@ -93,6 +100,7 @@ class VecStepper:
     def _step_rollout(self, ctrl: np.ndarray, qfrc: np.ndarray) -> np.ndarray:
         controls = np.concatenate([ctrl, qfrc], axis=2)
         out = np.empty((self.num, controls.shape[1], self.nstate))
+        sens = np.empty((self.num, controls.shape[1], self.base.nsensordata))
         self._pool.rollout(
             self.models,
             self._datas,
@@ -101,10 +109,13 @@ class VecStepper:
             control_spec=CTRL_SPEC,
             initial_warmstart=self._warm,
             state=out,
+            sensordata=sens if self.sensors else None,
             skip_checks=True,
             nstep=controls.shape[1],
         )
         self.state[:] = out[:, -1]
+        if self.sensors:
+            self.sensordata[:] = sens[:, -1]
         return out
 
     def _step_python(
@@ -131,6 +142,8 @@ class VecStepper:
             for i, (m, d) in enumerate(pairs):
                 d.ctrl[:], d.qfrc_applied[:] = ctrl[i, k], applied[i]
                 step2(m, d)
+                if self.sensors and k == nsub - 1:
+                    self.sensordata[i] = d.sensordata
                 if states:
                     get_state(m, d, out[i, k], STATE_SPEC)
         if states:

@@ -13,14 +13,16 @@ from pydantic import ValidationError
 
 from sim2real.core.errors import InputError
 from sim2real.core.strict import validation_error
-from sim2real.learn.envs import cartpole, pendubot, pendulum
+from sim2real.learn.envs import cartpole, go1, pendubot, pendulum
 from sim2real.learn.envs.gym_env import gym_factory
 from sim2real.learn.envs.manager import ManagerVecEnv
 from sim2real.learn.envs.task import Task
 from sim2real.learn.randomization import Randomization
 from sim2real.learn.vec import VecEnv
 
-TASKS: dict[str, Task] = {t.env_id: t for t in (pendulum.TASK, pendubot.TASK, cartpole.TASK)}
+TASKS: dict[str, Task] = {
+    t.env_id: t for t in (pendulum.TASK, pendubot.TASK, cartpole.TASK, go1.TASK)
+}
 ENV_IDS: tuple[str, ...] = tuple(TASKS)
 
 

@@ -71,13 +71,18 @@ class Actuation:
         top = self.hist_len - self.nsub
         self.delay_sub = np.clip(np.round(delay_s / self.timestep).astype(int), 0, top)
 
-    def step(self, command: np.ndarray, qfrc: np.ndarray, extras: BatchExtras) -> None:
-        """Advance the physics by one control step under ``command`` (N, A) and the external
-        generalised forces ``qfrc`` (N, nsub, nv)."""
+    def delayed(self, command: np.ndarray) -> np.ndarray:
+        """Push ``command`` (N, A) into the delay line: (N, nsub, A) what each substep applies."""
         nsub, hist = self.nsub, self.torque_hist
         hist[:, :-nsub] = hist[:, nsub:]  # newest last
         hist[:, -nsub:] = command[:, None, :]
-        delayed = hist[self._rows_col, self._sub_idx - self.delay_sub[:, None]]  # (N, nsub, A)
+        return hist[self._rows_col, self._sub_idx - self.delay_sub[:, None]]
+
+    def step(self, command: np.ndarray, qfrc: np.ndarray, extras: BatchExtras) -> None:
+        """Advance the physics by one control step under ``command`` (N, A) and the external
+        generalised forces ``qfrc`` (N, nsub, nv)."""
+        nsub = self.nsub
+        delayed = self.delayed(command)
         ctrl = np.zeros((self.num_envs, nsub, self.stepper.nu))
         friction = self.friction
         feedback = None

@@ -27,7 +27,9 @@ import numpy as np
 from sim2real.core.errors import InputError
 from sim2real.learn.envs.actuation import Actuation
 from sim2real.learn.envs.events import Events
+from sim2real.learn.envs.legged import Legged
 from sim2real.learn.envs.observations import Observations
+from sim2real.learn.envs.pd_actuation import PDActuation
 from sim2real.learn.envs.space import build_space, column_kinds
 from sim2real.learn.envs.streams import EnvStreams
 from sim2real.learn.envs.task import Task
@@ -76,23 +78,30 @@ class ManagerVecEnv:
         self.qadr = np.array([a for a, _ in index])
         self.dof = np.array([d for _, d in index])
         goal_k = [task.joints.index(j) for j in task.goal]
-        self._goal_k, self._goal = np.array(goal_k), np.array(list(task.goal.values()))
+        self._goal_k = np.array(goal_k, dtype=int)
+        self._goal = np.array(list(task.goal.values()), dtype=float)
         hinges = task.hinges if task.hinges is not None else task.joints
         self._wraps = np.array([j in hinges for j in task.goal])
         goal_q = np.array([task.goal.get(j, 0.0) for j in task.joints])
         hinge_mask = np.array([j in hinges for j in task.joints])
         self._start_alternatives = (cfg.init_random_share, hinge_mask, cfg.init_goal_share, goal_q)
-        self.push_dof = self.sim.joint_index(task.push_joint or task.joints[0])[1]
+        push = task.push_joint or task.joints[0]
+        if push == task.floating_base:  # a free joint: its first dof (world x)
+            self.push_dof = int(m.joint(push).dofadr[0])
+        else:
+            self.push_dof = self.sim.joint_index(push)[1]
         self.suffixes = [""] if len(task.joints) == 1 else [str(k + 1) for k in range(len(index))]
 
         self.actuator_cfg = None
+        legged = task.floating_base is not None
         if cfg.actuator is not None:
             from sim2real.actuators.models import config_from_dict
 
             if self.action_dim != 1:
                 raise InputError("config", "actuator", "an actuator model drives one joint")
             self.actuator_cfg = config_from_dict(cfg.actuator, "config.actuator")
-        self.space = build_space(cfg, self.sim, self.actuator_cfg, task.model_rows, self.suffixes)
+        motors_cfg = cfg.motors if legged else self.actuator_cfg
+        self.space = build_space(cfg, self.sim, motors_cfg, task.model_rows, self.suffixes)
         self.nominal = self.space.nominal()
         names = self.space.names
         self.col = {n: j for j, n in enumerate(names)}
@@ -111,27 +120,30 @@ class ManagerVecEnv:
         self.param_ref = np.where(np.abs(self.nominal) > 1e-9, np.abs(self.nominal), span / 4)
         self.param_ref = np.where(self.param_ref > 0, self.param_ref, 1.0)
 
-        self.stepper = VecStepper(m, self.num_envs, nthread=cfg.nthread)
+        self.stepper = VecStepper(m, self.num_envs, nthread=cfg.nthread, sensors=legged)
         self._extras = [self.sim.extras.copy() for _ in range(self.num_envs)]
         self.batch_extras = BatchExtras(self._extras)
         self.values = np.tile(self.nominal, (self.num_envs, 1))
         act = [self.sim.joint_index(j) for j in task.actuated]
-        self.act = Actuation(
-            self.stepper,
-            (
-                np.array([a for a, _ in act]),
-                np.array([d for _, d in act]),
-                np.array([self.sim.actuator_index(j) for j in task.actuated]),
-            ),
-            self.nsub,
-            self.timestep,
-            self.space.upper()[self.col["delay_s"]] + cfg.extra_delay_s,
-            self.actuator_cfg,
-            self._actuator_values(),
+        act_index = (
+            np.array([a for a, _ in act]),
+            np.array([d for _, d in act]),
+            np.array([self.sim.actuator_index(j) for j in task.actuated]),
         )
+        max_delay = self.space.upper()[self.col["delay_s"]] + cfg.extra_delay_s
+        args = (self.stepper, act_index, self.nsub, self.timestep, max_delay)
+        self.legged: Legged | None = None
+        if legged:  # joint position targets through the batched motors
+            self.act = PDActuation(*args, cfg.motors.build(task.actuated, "config.motors"))
+            self.legged = Legged(self)
+        else:
+            self.act = Actuation(*args, self.actuator_cfg, self._actuator_values())
+        zero = np.zeros(self.stepper.nq)
+        self._init_qpos = self.legged.init_qpos if self.legged is not None else zero
         self._sub_range = np.arange(self.nsub)[None, :]
         self._build_terms()
-        self.streams = EnvStreams(seed, self.env_offset, self.num_envs, 2 * len(task.joints))
+        width = 2 * len(task.joints) + (6 if legged else 0)  # + base angular velocity, gravity
+        self.streams = EnvStreams(seed, self.env_offset, self.num_envs, width)
         self.events = Events(self.randomizer, self.streams, self.control_dt)
         self._startup: np.ndarray | None = None
         self._alloc()
@@ -177,7 +189,7 @@ class ManagerVecEnv:
             SimModel.apply(
                 models[i], self._extras[i], self.handles, self.values[i, self.model_cols]
             )
-            models[i].dof_armature[act.act_dof] += float(arm[i])
+            models[i].dof_armature[act.act_dof] += arm[i]
         for term in self._row_terms:
             term.update_rows(self, rows)
         self.batch_extras.update_rows(rows, self._extras)
@@ -221,10 +233,13 @@ class ManagerVecEnv:
         )
         if self._commands:
             self.commands[rows] = self.events.commands(rows, list(self._commands.values()))
-        qpos = np.zeros((rows.size, self.stepper.nq))
+        qpos = np.tile(self._init_qpos, (rows.size, 1))
         qvel = np.zeros((rows.size, self.stepper.nv))
-        qpos[:, self.qadr], qvel[:, self.dof] = init[:, :nj], init[:, nj:]
+        qpos[:, self.qadr] += init[:, :nj]
+        qvel[:, self.dof] = init[:, nj:]
         self.stepper.reset_rows(rows, qpos, qvel)
+        if self.legged is not None:
+            self.legged.reset_rows(rows, init[:, nj:])
         for name in ("steps", "hold", "success", "ep_return", "prev_action"):
             getattr(self, name)[rows] = 0
         self.push_left[rows] = 0
@@ -235,7 +250,11 @@ class ManagerVecEnv:
         err = q[:, self._goal_k] - self._goal
         err = np.where(self._wraps, wrap(err), err)
         band = np.all(np.abs(err) < self.cfg.success_band_rad, axis=1)
-        return StepView(q, qd, err, action, band, self, commands=self.commands)
+        view = StepView(q, qd, err, action, band, self, commands=self.commands)
+        if self.legged is not None:
+            view.base = self.legged.base(self.stepper.qpos, self.stepper.qvel)
+            view.legged = self.legged
+        return view
 
     def _measure(self, rows: np.ndarray) -> np.ndarray:
         return self.obs.measure(self, rows)
@@ -246,7 +265,10 @@ class ManagerVecEnv:
     def step(self, action: np.ndarray) -> StepResult:
         n, nsub = self.num_envs, self.nsub
         a = np.clip(np.asarray(action, dtype=float).reshape(n, -1)[:, : self.action_dim], -1, 1)
-        command = a * self.values[:, self.col["torque_limit_Nm"], None]
+        if self.legged is not None:
+            command = self.legged.targets(a)
+        else:
+            command = a * self.values[:, self.col["torque_limit_Nm"], None]
         qfrc = np.empty((n, nsub, self.stepper.nv))
         qfrc[:] = self.batch_extras.offset_Nm[:, None, :]
         if self.push_left.any():
@@ -254,6 +276,8 @@ class ManagerVecEnv:
             qfrc[:, :, self.push_dof] += active * self.values[:, self.col["push_Nm"], None]
             self.push_left = np.maximum(self.push_left - nsub, 0)
         self.act.step(command, qfrc, self.batch_extras)
+        if self.legged is not None:
+            self.legged.update(self.stepper.qvel[:, self.dof])
 
         view = self._view(self.stepper.qpos[:, self.qadr], self.stepper.qvel[:, self.dof], a)
         terminated = np.zeros(n, dtype=bool)
@@ -269,6 +293,7 @@ class ManagerVecEnv:
         self.steps += 1
         self.prev_action = a
         self._fire_intervals()
+        self._resample_commands()
         frame = self._measure(np.arange(n))
         self.history[:, :-1] = self.history[:, 1:]
         self.history[:, -1] = frame
@@ -291,6 +316,13 @@ class ManagerVecEnv:
             self._reset_rows(done)
             obs = self._observe()
         return StepResult(obs, reward.astype(np.float32), terminated, truncated, final_obs, info)
+
+    def _resample_commands(self) -> None:
+        every = self.legged.resample_steps if self.legged is not None else 0
+        if every and self._commands:
+            due = np.flatnonzero(self.steps % every == 0)
+            if due.size:
+                self.commands[due] = self.events.commands(due, list(self._commands.values()))
 
     def _fire_intervals(self) -> None:
         push_col = self.col["push_Nm"]
@@ -324,6 +356,8 @@ class ManagerVecEnv:
             "runtime": copy.deepcopy(self.act.runtime),
         }
         out["env_id"], out["env_offset"] = self.env_id, self.env_offset
+        if self.legged is not None:
+            out["legged"] = self.legged.get_state()
         return out
 
     def set_state(self, state: dict[str, Any]) -> None:
@@ -351,6 +385,8 @@ class ManagerVecEnv:
         self.events.next_fire[:] = state["next_fire"]
         self.act.torque_hist[:] = state["act"]["torque_hist"]
         self.act.runtime = copy.deepcopy(state["act"]["runtime"])
+        if self.legged is not None:
+            self.legged.set_state(state["legged"])
         self._apply_rows(np.arange(self.num_envs))
 
     def close(self) -> None:

@@ -2,7 +2,8 @@
 frame's terms evaluated on the *measured* joint state (observation noise and bias of each
 environment), stacked over ``history`` frames oldest first; the ``privileged`` group: the task's
 privileged terms on the noiseless state, ``push_active``, the commands and every parameter
-relative to its nominal value. Each value fed is ``raw * scale`` of a named term (the export
+relative to its nominal value. A legged task's terms also read the base (its angular velocity
+and gravity with the noise of ``ang_vel_noise_rad_s`` / ``gravity_noise``). Each value fed is ``raw * scale`` of a named term (the export
 contract of ``policy.json``)."""
 
 from __future__ import annotations
@@ -54,9 +55,15 @@ class Observations:
         noise = env.streams.noise(rows)
         bias_q, bias_qd = env.values[rows_, env.bias_q], env.values[rows_, env.bias_qvel]
         qm = q + bias_q + noise[:, :nj] * be.pos_noise_rad[rows_, env.dof]
-        qdm = qd + bias_qd + noise[:, nj:] * be.vel_noise_rad_s[rows_, env.dof]
+        qdm = qd + bias_qd + noise[:, nj : 2 * nj] * be.vel_noise_rad_s[rows_, env.dof]
         # observation terms read the measured state, the action and the commands only
         view = StepView(qm, qdm, None, env.prev_action[rows], None, env, None, env.commands[rows])
+        if env.legged is not None:  # the base as its IMU measures it
+            cfg, k = env.cfg, 2 * nj
+            base = env.legged.base(env.stepper.qpos[rows], env.stepper.qvel[rows])
+            base.ang_vel_b = base.ang_vel_b + noise[:, k : k + 3] * cfg.ang_vel_noise_rad_s
+            base.gravity_b = base.gravity_b + noise[:, k + 3 : k + 6] * cfg.gravity_noise
+            view.base, view.legged = base, env.legged
         return np.stack([f(view) for f in self.funcs], axis=1)
 
     def observe(self, env) -> dict[str, np.ndarray]:
@@ -65,6 +72,9 @@ class Observations:
         view = StepView(
             env.stepper.qpos[:, env.qadr], env.stepper.qvel[:, env.dof], None, None, None, env
         )
+        if env.legged is not None:
+            view.base = env.legged.base(env.stepper.qpos, env.stepper.qvel)
+            view.legged = env.legged
         state = np.stack([f(view) for f in self.priv], axis=1) * self.priv_scales
         params = (env.values - env.nominal) / env.param_ref
         push = (env.push_left > 0)[:, None]

@@ -156,7 +156,8 @@ class Task:
     the order terms index them; ``goal``: goal position by joint (success band, reward
     distance); ``hinges``: joints whose distance to the goal wraps; ``actuated``: the joints
     the action drives (one MuJoCo actuator each, named like the joint); ``push_joint``: where
-    ``env.push_Nm`` acts; ``models``: MJCF files bundled with the task, by name."""
+    ``env.push_Nm`` acts (a free joint: along its first dof, world x); ``models``: MJCF files
+    bundled with the task, by name."""
 
     env_id: str
     config_cls: type[TaskConfig]
@@ -172,6 +173,14 @@ class Task:
     terminations: dict[str, Callable] = field(default_factory=dict)
     push_joint: str | None = None
     models: dict[str, Path] = field(default_factory=dict)
+    floating_base: str | None = None
+    """The free joint of a robot on a floating base (a legged task: its config is a
+    :class:`~sim2real.learn.envs.legged.LeggedConfig`, its action joint position targets)."""
+    feet: tuple[str, ...] = ()
+    """Foot names of a legged task: the model has sensors ``<foot>_pos`` and ``<foot>_touch``."""
+    init_key: str | None = None
+    """The model's keyframe every episode starts from (None: ``qpos0``); offsets of
+    ``init_q_rad`` are added to the task's joints."""
 
 
 def hinge_terms(joints: tuple[str, ...]) -> tuple[dict[str, ObsSpec], dict[str, ObsSpec]]:

@@ -38,7 +38,7 @@ class StepView:
     of the goal joints (wrapped for hinges); ``action``: (N, A) the clipped action;
     ``in_band``: (N,) every goal joint within the success band; ``terminated``: (N,) the
     termination terms' verdict on this step (reward terms only); ``commands``: (N, C) the
-    episode's commands (the task's order)."""
+    episode's commands (the task's order); ``base``, ``legged``: a legged task's own."""
 
     q: np.ndarray
     qd: np.ndarray
@@ -48,6 +48,11 @@ class StepView:
     env: object = None
     terminated: np.ndarray | None = None
     commands: np.ndarray | None = None
+    base: object = None
+    """A legged task's :class:`~sim2real.learn.envs.legged.BaseState` (measured for the
+    observation terms, true otherwise); None for a fixed base."""
+    legged: object = None
+    """A legged task's :class:`~sim2real.learn.envs.legged.Legged` (feet, qacc, torques)."""
 
     @cached_property
     def wrapped(self) -> np.ndarray:
