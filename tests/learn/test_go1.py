@@ -166,3 +166,15 @@ def test_an_inverted_command_range_exits_2_naming_the_field(tmp_path):
                    "--out", tmp_path / "run")  # fmt: skip
     assert_one_line_error(proc, "commands.vx", "inverted")
     assert not (tmp_path / "run").exists()
+
+
+def test_a_reality_with_negative_friction_is_refused_naming_the_file_and_field(tmp_path):
+    from sim2real.core.errors import InputError
+    from sim2real.learn.reality import load_reality, reality_env
+
+    path = tmp_path / "ice.yaml"
+    path.write_text(yaml.safe_dump({"params": {"ground_friction": -0.3}}))
+    with pytest.raises(InputError) as err:
+        reality_env(load_reality(str(path)), ENV, {}, 1, 0)
+    assert err.value.field == "params.ground_friction" and "ice.yaml" in str(err.value)
+    assert ">= 0" in str(err.value) and "\n" not in str(err.value)

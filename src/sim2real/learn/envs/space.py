@@ -7,10 +7,20 @@ from __future__ import annotations
 import difflib
 from typing import Any
 
+from sim2real.actuators.joint_motors import SHARED
 from sim2real.core.errors import InputError
 from sim2real.params.space import Param, ParamSpace
 from sim2real.sim.model import SimModel
 from sim2real.sim.targets import resolve_target
+
+NON_NEGATIVE = {
+    "body.mass", "body.inertia", "body.inertia_x", "body.inertia_y", "body.inertia_z",
+    "body.inertia_scale", "joint.damping", "joint.armature", "joint.frictionloss",
+    "geom.friction", "extra.delay_s", "extra.pos_noise", "extra.vel_noise",
+}  # fmt: skip
+"""Targets whose negative value is no physical world (a negative friction, mass...)."""
+NON_NEGATIVE_MOTOR = {f"actuator.{n}" for n in SHARED}
+"""The legged motors' shared parameters (strength, rotor inertia, drive friction)."""
 
 
 def _param(name, target, nominal, lo, hi) -> Param:
@@ -58,6 +68,9 @@ def build_space(
             params.append(_param(key, key, handle.read(sim.model, sim.extras), -1e9, 1e9))
             k = len(params) - 1
         p = params[k]
+        field = p.target.partition(":")[0]
+        if value < 0 and (field in NON_NEGATIVE or field in NON_NEGATIVE_MOTOR):
+            raise InputError("config.params", key, f"{field} must be >= 0 (got {value})")
         lo, hi = min(p.bounds[0], value), max(p.bounds[1], value)
         params[k] = p.model_copy(update={"nominal": float(value), "bounds": (lo, hi)})
     return ParamSpace(params=params)
