@@ -85,6 +85,8 @@ def test_the_runner_matches_the_training_policy_on_recorded_observations(exporte
             deployed.reset()
             resets += 1
     assert resets >= 2 and max(diffs) < 1e-5
+    with pytest.raises(InputError, match="joint_targets"):  # its actions are no torques
+        deployed.torque(measurement)
 
 
 def test_a_policy_of_another_robot_is_refused_in_one_line(exported):

@@ -143,7 +143,10 @@ class DeployedPolicy:
         return self.default_joint_pos + self.action_scale * self.act(measurement)
 
     def torque(self, measurement: dict[str, Any]) -> np.ndarray:
-        """The torque to apply (A,), N·m: ``act(measurement) * action_limit``."""
+        """The torque to apply (A,), N·m: ``act(measurement) * action_limit`` (a legged
+        policy's actions are joint targets: :meth:`joint_targets`)."""
+        if self.joint_names is not None:
+            raise InputError("policy.json", "joint_names", "a legged policy: use joint_targets")
         return self.act(measurement) * self.action_limit
 
     def _raw_term(self, values: dict[str, np.ndarray], name: str, base: str, index: int) -> float:
