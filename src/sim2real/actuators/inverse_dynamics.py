@@ -30,6 +30,20 @@ from sim2real.sim.builtin import MODELS_DIR
 
 BENCH_MJCF = MODELS_DIR / "servo-bam-xl330.xml"
 BENCH_JOINT = "horn"
+BENCH_MODELS = {
+    name: MODELS_DIR / f"{name}.xml"
+    for name in ("servo-bam-xl330", "go1-hip-bench", "go1-knee-bench")
+}
+"""The benches by name (a log's ``bench``): the XL330's, and the simulated Go1 motor benches."""
+
+
+def bench_mjcf(name: str, source=None) -> Path:
+    """The MJCF of bench ``name`` (InputError naming the field ``bench`` otherwise)."""
+    if name not in BENCH_MODELS:
+        raise InputError(
+            source, "bench", f"unknown bench {name!r} (have {', '.join(BENCH_MODELS)})"
+        )
+    return BENCH_MODELS[name]
 
 
 @dataclass
@@ -92,15 +106,17 @@ def check_bench(log: ServoLog, mjcf: Path = BENCH_MJCF, joint: str = BENCH_JOINT
 def inverse_dynamics(
     log: ServoLog,
     *,
-    mjcf: Path = BENCH_MJCF,
+    mjcf: Path | None = None,
     joint: str = BENCH_JOINT,
     with_armature: bool = True,
     window_s: float = 0.065,
 ) -> FilteredMotion:
     """Filtered motion of ``log`` and the joint torque [N m] that produces it on the bench
-    ``mjcf`` (inertia, armature if ``with_armature``, gravity), ``(T,)`` each."""
+    ``mjcf`` (default: the log's bench; inertia, armature if ``with_armature``, gravity),
+    ``(T,)`` each."""
     import mujoco
 
+    mjcf = mjcf if mjcf is not None else bench_mjcf(log.bench, log.path)
     check_bench(log, mjcf, joint)
     q, qd, qdd = filtered_motion(log, window_s)
     model, dof, qadr = _bench_model(mjcf, joint, with_armature)

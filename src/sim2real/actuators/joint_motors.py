@@ -12,7 +12,10 @@ Per joint, with target ``q*`` [rad], position ``q`` [rad] and speed ``qd`` [rad/
 - friction of the drive: smooth Coulomb ``c (2/pi) atan(qd / v_s)`` and viscous ``b qd``
   against the motion (:func:`sim2real.sim.friction.smooth_friction_torque`);
 - reflected rotor inertia as armature: ``I_rotor * gear^2`` [kg m^2], added to the joint by
-  the simulator.
+  the simulator;
+- or, on the joints a learned actuator network is given for (``actuator fit --model net``,
+  Hwangbo et al.'s history of position errors and speeds), the network's torque instead of
+  the PD, envelope and friction (strength still applies; the armature is its bench's).
 
 :class:`JointMotorsConfig` holds the motor types by joint pattern and the shared parameters
 (their names are what randomization targets: ``actuator.strength``...);
@@ -42,7 +45,7 @@ class MotorType(StrictModel):
     kd_Nms_rad: float = Field(..., ge=0, description="velocity gain of the driver [N m s/rad]")
 
 
-SHARED = {  # name: (nominal attribute, lower, upper, description)
+SHARED = {  # name: (lower, upper, description)
     "rotor_inertia_kgm2": (0.0, 1e-2, "rotor inertia (armature = it x gear ratio^2) [kg m^2]"),
     "strength": (0.0, 3.0, "factor on the delivered torque [-]"),
     "coulomb_Nm": (0.0, 5.0, "Coulomb friction of the drive at the joint [N m]"),
@@ -79,15 +82,28 @@ class JointMotorsConfig(StrictModel):
             ]
         )
 
-    def build(self, joints: tuple[str, ...] | list[str], source: str = "config") -> JointMotors:
-        """The motors of ``joints`` (InputError naming a joint no pattern matches)."""
+    def build(
+        self,
+        joints: tuple[str, ...] | list[str],
+        source: str = "config",
+        networks: dict[str, str] | None = None,
+        dt_s: float | None = None,
+    ) -> JointMotors:
+        """The motors of ``joints`` (InputError naming a joint no pattern matches).
+        ``networks``: learned actuator networks (YAML of ``actuator fit --model net``) by
+        joint pattern, replacing the physical law of the joints they match (first match);
+        they run every ``dt_s``."""
         rows = []
         for j in joints:
             match = next((t for p, t in self.types.items() if fnmatch.fnmatchcase(j, p)), None)
             if match is None:
                 raise InputError(source, "motors.types", f"no motor type matches joint {j!r}")
             rows.append(match)
-        return JointMotors(self, rows)
+        motors = JointMotors(self, rows)
+        if networks:
+            motors.nets = _networks(list(joints), networks, source)
+            motors.dt_s = dt_s
+        return motors
 
 
 class JointMotors:
@@ -102,14 +118,31 @@ class JointMotors:
         self.v_max = np.array([r.v_max_rad_s for r in rows])
         self.gear = np.array([r.gear_ratio for r in rows])
         self.p = {n: np.array([float(getattr(cfg, n))]) for n in SHARED}
+        self.nets: list[tuple[np.ndarray, object]] = []
+        """(joint indices, :class:`~sim2real.actuators.network.ActuatorNet`) replacing the
+        physical law on those joints."""
+        self.dt_s: float | None = None
+
+    def reset(self) -> None:
+        for _, net in self.nets:
+            net.reset()
+
+    def reset_rows(self, rows: np.ndarray) -> None:
+        """Forget the networks' histories of environments ``rows`` (a new episode)."""
+        for idx, net in self.nets:  # the network's inputs are (N, joints) flattened
+            net.reset_rows((np.asarray(rows)[:, None] * len(idx) + np.arange(len(idx))).ravel())
 
     def update(self, values: dict[str, np.ndarray]) -> None:
         """Per-environment values of the shared parameters, (N,) by name."""
         self.p.update({n: np.asarray(v, dtype=float) for n, v in values.items() if n in SHARED})
 
     def armature(self) -> np.ndarray:
-        """(N, J) reflected rotor inertia [kg m^2]."""
-        return self.p["rotor_inertia_kgm2"][:, None] * self.gear**2
+        """(N, J) reflected rotor inertia [kg m^2] (a network's joints: its bench's)."""
+        arm = self.p["rotor_inertia_kgm2"][:, None] * self.gear**2
+        for idx, net in self.nets:
+            arm = np.broadcast_to(arm, (arm.shape[0], len(self.gear))).copy()
+            arm[:, idx] = net.armature_kgm2
+        return arm
 
     def envelope(self, tau: np.ndarray, qd: np.ndarray) -> np.ndarray:
         """``tau`` (N, J) clipped to the torque-speed envelope at speeds ``qd`` (N, J)."""
@@ -119,10 +152,37 @@ class JointMotors:
 
     def torque(self, target: np.ndarray, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
         """(N, J) joint torque [N m] for position targets ``target`` at ``q``, ``qd``."""
-        tau = self.envelope(self.kp * (target - q) - self.kd * qd, qd)
-        tau = self.p["strength"][:, None] * tau
         p = self.p
+        strength = p["strength"][:, None]
+        tau = strength * self.envelope(self.kp * (target - q) - self.kd * qd, qd)
         if np.any(p["coulomb_Nm"]) or np.any(p["viscous_Nms_rad"]):
             c, b = p["coulomb_Nm"][:, None], p["viscous_Nms_rad"][:, None]
             tau = tau + smooth_friction_torque(qd, c, b, 0.0, 1.0, self.cfg.smooth_vel_rad_s)
+        if self.nets:
+            from sim2real.actuators.models import ActuatorState
+
+            state = ActuatorState(dt_s=self.dt_s)
+            for idx, net in self.nets:  # the network learned the whole drive, friction too
+                net_tau = net.torque(target[:, idx], q[:, idx], qd[:, idx], state)
+                tau[:, idx] = strength * net_tau
         return tau
+
+
+def _networks(joints: list[str], networks: dict[str, str], source: str) -> list:
+    """(indices, runtime) per network pattern; a YAML that is not a network is refused."""
+    from sim2real.actuators.models import load_actuator
+    from sim2real.actuators.network import NetConfig
+
+    taken, out = set(), []
+    for pattern, path in networks.items():
+        cfg = load_actuator(path)
+        if not isinstance(cfg, NetConfig):
+            raise InputError(source, f"actuator_networks.{pattern}", f"{path} is no network")
+        idx = [
+            k for k, j in enumerate(joints) if fnmatch.fnmatchcase(j, pattern) and k not in taken
+        ]
+        if not idx:
+            raise InputError(source, f"actuator_networks.{pattern}", "matches no joint")
+        taken.update(idx)
+        out.append((np.array(idx), cfg.build()))
+    return out

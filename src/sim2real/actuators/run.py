@@ -45,7 +45,7 @@ from sim2real.actuators.servo_log import (
 from sim2real.core.atomic import write_text_atomic
 from sim2real.core.errors import InputError
 
-BENCHES = ("servo-bam-xl330",)
+BENCHES = ("servo-bam-xl330", "go1-hip-bench", "go1-knee-bench")
 
 
 @dataclass
@@ -128,6 +128,9 @@ def fit_actuator(
     if not settings.time_budget_s > 0:
         raise InputError(None, "--time-budget", f"must be > 0 s, got {settings.time_budget_s}")
     logs = read_logs(log_paths)
+    for log in logs:
+        if log.bench != bench:
+            raise InputError(log.path, "bench", f"a log of {log.bench}, not of --bench {bench}")
     check_steps(logs)
     train, hold = split_logs(logs, holdout_kp)
     cache = make_cache(settings)

@@ -3,7 +3,9 @@ time, goal position (the command), measured position and whether torque was enab
 
 Format: ``mass`` [kg], ``length`` [m], ``kp`` (firmware gain, one per file), ``vin`` [V],
 ``entries``: list of ``{timestamp [s], goal_position [rad], position [rad], torque_enable}``;
-optional per sample: ``speed`` [rad/s], ``input_volts`` [V], ``load`` (the servo's PWM output).
+optional per sample: ``speed`` [rad/s], ``input_volts`` [V], ``load`` (the servo's PWM output);
+optional in the header: ``bench`` (the bench's name, default ``servo-bam-xl330``) and
+``simulated`` (true for logs simulated from a model, not recorded).
 
 Supply voltage: the median of the measured ``input_volts`` over the torque-enabled samples
 when the log has them, else the header's ``vin`` (BAM's recorder writes its ``--vin`` option
@@ -45,6 +47,10 @@ class ServoLog:
     """``(T,)`` measured PWM duty ratio (NaN where unusable), None without a ``load`` column."""
     vin_header_V: float | None = None
     """The header's ``vin`` (None if absent); ``vin_V`` is the measured one when present."""
+    bench: str = "servo-bam-xl330"
+    """The bench the log comes from (header ``bench``; BAM's logs have none: the XL330's)."""
+    simulated: bool = False
+    """Header ``simulated``: the log was simulated, not recorded on hardware."""
 
     @property
     def dt_s(self) -> float:
@@ -160,6 +166,8 @@ def read_servo_log(path: str | Path) -> ServoLog:
         trajectory=str(data.get("trajectory", "")),
         duty=decode_duty(np.array(load)) if len(load) == len(entries) else None,
         vin_header_V=header,
+        bench=str(data.get("bench", "servo-bam-xl330")),
+        simulated=bool(data.get("simulated", False)),
     )
 
 

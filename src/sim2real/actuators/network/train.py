@@ -87,11 +87,11 @@ def train_network(
     output are scaled by their standard deviations, the clip is the largest target seen."""
     import torch
 
-    from sim2real.actuators.inverse_dynamics import bench_armature_kgm2
+    from sim2real.actuators.inverse_dynamics import bench_armature_kgm2, bench_mjcf
 
     t0 = time.perf_counter()
     if armature_kgm2 is None:
-        armature_kgm2 = bench_armature_kgm2()
+        armature_kgm2 = bench_armature_kgm2(bench_mjcf(logs[0].bench, logs[0].path))
     law = {"motor_voltage": motor_voltage, **(firmware or {})}
     probe = NetConfig(weights="-", dt_s=1, input_scale=[1, 1], torque_scale_Nm=1, tau_max_Nm=1)
     probe = probe.model_copy(update={"error_times_kp": error_times_kp, **law})

@@ -4,10 +4,11 @@ rate)`` in its own frame, redrawn every ``command_resample_s``; 50 Hz policy.
 
 - action: 12 joint position targets, ``target = default + action_scale * action`` (the home
   keyframe's pose; scale ``0.25 tau_max / kp`` per joint, mjlab's), through the Go1's motors at
-  every 5 ms substep (:mod:`sim2real.actuators.joint_motors`: PD with mjlab's gains, a 10 Hz
-  natural frequency at damping ratio 2 over the reflected rotor inertia; torque-speed envelope
+  every 5 ms substep (:mod:`sim2real.actuators.go1_motors` on
+  :mod:`sim2real.actuators.joint_motors`: PD with mjlab's gains; torque-speed envelope
   23.7 N m / 30.1 rad/s for hip and thigh (gear 6), 35.55 N m / 20.06 rad/s for the knee
-  (gear 9); rotor 0.000111842 kg m^2 x gear^2 as armature; drive friction);
+  (gear 9); rotor 0.000111842 kg m^2 x gear^2 as armature; drive friction), or learned
+  actuator networks (``motors.networks``);
 - policy frame (the export contract): ``base_ang_vel[0..2]``, ``projected_gravity[0..2]``,
   ``command[0..2]``, ``joint_pos[0..11]`` (minus default), ``joint_vel[0..11]``,
   ``last_action[0..11]``; privileged: base linear velocity and height, foot contacts;
@@ -19,12 +20,12 @@ rate)`` in its own frame, redrawn every ``command_resample_s``; 50 Hz policy.
 
 from __future__ import annotations
 
-import math
 from typing import ClassVar
 
 from pydantic import Field
 
-from sim2real.actuators.joint_motors import JointMotorsConfig, MotorType
+from sim2real.actuators.go1_motors import ACTION_SCALE_RAD, MOTORS
+from sim2real.actuators.joint_motors import JointMotorsConfig
 from sim2real.learn.envs import legged_terms as lt
 from sim2real.learn.envs import terms
 from sim2real.learn.envs.legged import LeggedConfig
@@ -35,22 +36,6 @@ from sim2real.sim.builtin import MODELS_DIR
 ENV_ID = "sim2real/Go1Velocity-v0"
 FEET = ("FR", "FL", "RR", "RL")
 JOINTS = tuple(f"{f}_{p}_joint" for f in FEET for p in ("hip", "thigh", "calf"))
-ROTOR_KGM2 = 0.000111842  # Unitree's go1.urdf rotor Ixx (mjlab's go1_constants)
-OMEGA, ZETA = 2 * math.pi * 10.0, 2.0  # mjlab's gains: natural frequency 10 Hz, damping ratio 2
-
-
-def motor(tau_max: float, v_max: float, gear: float) -> MotorType:
-    inertia = ROTOR_KGM2 * gear**2
-    kp, kd = inertia * OMEGA**2, 2 * ZETA * inertia * OMEGA
-    return MotorType(tau_max_Nm=tau_max, v_max_rad_s=v_max, gear_ratio=gear, kp_Nm_rad=kp,
-                     kd_Nms_rad=kd)  # fmt: skip
-
-
-KNEE, HIP = motor(35.55, 20.06, 9.0), motor(23.7, 30.1, 6.0)
-MOTORS = JointMotorsConfig(types={"*_calf_joint": KNEE, "*": HIP}, rotor_inertia_kgm2=ROTOR_KGM2)
-SCALE = {"*_calf_joint": 0.25 * KNEE.tau_max_Nm / KNEE.kp_Nm_rad,
-         "*": 0.25 * HIP.tau_max_Nm / HIP.kp_Nm_rad}  # fmt: skip
-
 LEGS = "[FR][LR]_*"
 ROWS = [  # (name, target, lower, upper); nominal = what the MJCF holds
     ("ground_friction", "geom.friction:*_foot_collision", 0.05, 3.0),
@@ -98,7 +83,7 @@ class Go1VelocityConfig(LeggedConfig):
     model: str = Field("go1", description="the bundled 'go1' scene or an MJCF path")
     motors: JointMotorsConfig = Field(MOTORS, description="the Go1's joint motors")
     action_scale_rad: dict[str, float] = Field(
-        SCALE, description="by joint pattern: target = default + this x action [rad]"
+        ACTION_SCALE_RAD, description="by joint pattern: target = default + this x action [rad]"
     )
     control_dt: float = Field(0.02, gt=0, description="policy step [s] (50 Hz)")
     episode_s: float = Field(20.0, gt=0, description="time limit of an episode [s]")

@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import fnmatch
 from functools import cached_property
+from pathlib import Path
 from typing import Any
 
 import numpy as np
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from sim2real.actuators.joint_motors import JointMotorsConfig
 from sim2real.core.errors import InputError
@@ -33,6 +34,11 @@ class LeggedConfig(TaskConfig):
     motors: JointMotorsConfig = Field(..., description="the joint motors (PD, envelope...)")
     action_scale_rad: dict[str, float] = Field(
         ..., description="by joint pattern: target = default + this x action [rad]"
+    )
+    actuator_networks: dict[str, str] = Field(
+        default_factory=dict,
+        description="learned actuator networks (YAML of actuator fit --model net) by joint "
+        "pattern, replacing the motors' physical law on those joints (paths made absolute)",
     )
     command_resample_s: float = Field(
         0.0, ge=0, description="redraw the commands this often within an episode [s] (0: never)"
@@ -50,6 +56,11 @@ class LeggedConfig(TaskConfig):
     max_tilt_rad: float = Field(
         1.0, gt=0, le=np.pi, description="the episode ends when the base tilts more [rad]"
     )
+
+    @field_validator("actuator_networks")
+    @classmethod
+    def _absolute(cls, value: dict[str, str]) -> dict[str, str]:
+        return {k: str(Path(v).expanduser().resolve()) for k, v in value.items()}
 
 
 def quat_to_mat(quat: np.ndarray) -> np.ndarray:
@@ -190,7 +201,11 @@ def deploy_fields(env: Any) -> dict[str, Any]:
         "action_scale": [float(x) for x in lg.scale],
         "kp": [float(x) for x in motors.kp],
         "kd": [float(x) for x in motors.kd],
-        "actuator": {"kind": "joint_motors", **env.cfg.motors.model_dump()},
+        "actuator": {
+            "kind": "joint_motors+networks" if env.cfg.actuator_networks else "joint_motors",
+            **env.cfg.motors.model_dump(),
+            "networks": dict(env.cfg.actuator_networks),
+        },
     }
 
 

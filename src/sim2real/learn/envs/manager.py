@@ -134,7 +134,9 @@ class ManagerVecEnv:
         args = (self.stepper, act_index, self.nsub, self.timestep, max_delay)
         self.legged: Legged | None = None
         if legged:  # joint position targets through the batched motors
-            self.act = PDActuation(*args, cfg.motors.build(task.actuated, "config.motors"))
+            nets = cfg.actuator_networks
+            motors = cfg.motors.build(task.actuated, "config", nets, self.timestep)
+            self.act = PDActuation(*args, motors)
             self.legged = Legged(self)
         else:
             self.act = Actuation(*args, self.actuator_cfg, self._actuator_values())

@@ -28,9 +28,13 @@ class PDActuation(Actuation):
         motors: JointMotors,
     ) -> None:
         super().__init__(stepper, act, nsub, timestep, max_delay_s, None, {})
-        self.motors = motors
+        self.runtime = motors  # saved and restored with the environment's state (networks)
         self.last_torque = np.zeros((self.num_envs, len(self.act_index)))
         self._ctrl = np.zeros((self.num_envs, 1, stepper.nu))
+
+    @property
+    def motors(self) -> JointMotors:
+        return self.runtime
 
     def armature(self, actuator_values: dict[str, np.ndarray]) -> np.ndarray:
         """(N, J) reflected rotor inertia of the motors under their (randomized) values."""
