@@ -1,6 +1,7 @@
 """Throughput of sim2real/Go1Velocity-v0 beside bare ``mujoco.rollout`` of the same batch.
 
 python benchmarks/bench_go1.py [--envs 64 256] [--steps 100] [--repeat 5] [--nthread 0]
+                               [--networks HIP.yaml KNEE.yaml]
 
 Steps are control steps of one environment (50 Hz, 4 physics substeps of 5 ms). Three rates,
 medians over ``repeat`` runs measured alternately so machine load hits all three:
@@ -16,7 +17,9 @@ medians over ``repeat`` runs measured alternately so machine load hits all three
   autoresets.
 
 The ratios env / bare and env / (bare/substep) say what the environment costs over the
-physics, and how much of that is the per-substep stepping. ``uptime`` is printed beside.
+physics, and how much of that is the per-substep stepping. ``--networks``: learned actuator
+networks (``actuator fit --model net``) on the hip/thigh and knee joints instead of the
+physical motor law. ``uptime`` is printed beside.
 """
 
 from __future__ import annotations
@@ -43,8 +46,11 @@ def rate(fn, steps: int, num: int) -> float:
     return steps * num / (time.perf_counter() - t)
 
 
-def bench(n: int, steps: int, repeat: int, nthread: int) -> tuple[float, float, float]:
-    env = make_vec(ENV, n, seed=0, config={"nthread": nthread})
+def bench(n: int, steps: int, repeat: int, nthread: int, networks=None) -> tuple[float, ...]:
+    config: dict = {"nthread": nthread}
+    if networks:
+        config["actuator_networks"] = {"*_calf_joint": networks[1], "*": networks[0]}
+    env = make_vec(ENV, n, seed=0, config=config)
     env.reset()
     actions = np.random.default_rng(0).uniform(-1, 1, (steps, n, env.action_dim))
     st, nsub, act = env.stepper, env.nsub, env.act
@@ -92,6 +98,7 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=100)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--nthread", type=int, default=0)
+    ap.add_argument("--networks", nargs=2, default=None, metavar=("HIP_YAML", "KNEE_YAML"))
     args = ap.parse_args()
     print(f"before: {uptime()}")
     print(
@@ -99,7 +106,7 @@ def main() -> None:
     )
     print("|---|---|---|---|---|---|")
     for n in args.envs:
-        b, bs, e = bench(n, args.steps, args.repeat, args.nthread)
+        b, bs, e = bench(n, args.steps, args.repeat, args.nthread, args.networks)
         print(f"| {n} | {b:,.0f} | {bs:,.0f} | {e:,.0f} | {e / b:.2f} | {e / bs:.2f} |")
     print(f"after: {uptime()}")
 
