@@ -112,3 +112,17 @@ def test_a_legged_policy_json_missing_a_field_is_refused(exported, tmp_path):
     (tmp_path / "policy.json").write_text(json.dumps(spec))
     with pytest.raises(InputError, match="12 finite numbers"):
         DeployedPolicy(tmp_path)
+
+
+def test_train_a_few_iterations_then_export_and_run_on_the_robot_side(tmp_path):
+    # the learners take the Go1 as any task: two PPO iterations, export, the runner loads it
+    from sim2real.learn.train import TrainConfig, train
+
+    cfg = TrainConfig(total_env_steps=2 * 8 * 16, num_envs=8, steps_per_env=16, seed=0)
+    train(tmp_path / "run", go1.ENV_ID, train_config=cfg, quiet=True)
+    export_policy(tmp_path / "run", tmp_path / "out")
+    deployed = DeployedPolicy(tmp_path / "out", list(go1.JOINTS))
+    zero = {"base_ang_vel": np.zeros(3), "projected_gravity": [0, 0, -1.0], "command": [0.5, 0, 0],
+            "joint_pos": deployed.default_joint_pos, "joint_vel": np.zeros(12)}  # fmt: skip
+    targets = deployed.joint_targets(zero)
+    assert targets.shape == (12,) and np.all(np.abs(targets - deployed.default_joint_pos) <= 0.38)
