@@ -178,3 +178,26 @@ def test_a_reality_with_negative_friction_is_refused_naming_the_file_and_field(t
         reality_env(load_reality(str(path)), ENV, {}, 1, 0)
     assert err.value.field == "params.ground_friction" and "ice.yaml" in str(err.value)
     assert ">= 0" in str(err.value) and "\n" not in str(err.value)
+
+
+def test_pushes_act_horizontally_along_their_own_direction():
+    # one push of 20 N on standing robots: each base starts to move along its push's
+    # direction (drawn per push, uniform in the plane), not all along world x
+    from sim2real.learn.randomization import Randomization, Term
+
+    push = Term(name="push", target="push_Nm", mode="interval", interval_s=(0.1, 0.1),
+                range=(20.0, 20.0), operation="absolute")  # fmt: skip
+    cfg = {"init_q_rad": 0.0, "init_qvel_rad_s": 0.0, "push_duration_s": 0.2}
+    env = make_vec(ENV, 6, seed=1, dr=Randomization(terms=[push]), config=cfg)
+    calm = make_vec(ENV, 6, seed=1, dr=None, config=cfg)  # the same robots, never pushed
+    for e in (env, calm):
+        e.reset()
+    for k in range(9):  # the push fires at the end of step 5 (and again at 10), 0.2 s long
+        env.step(np.zeros((6, 12)))
+        calm.step(np.zeros((6, 12)))
+        if k == 4:
+            direction = env.legged.push_dir.copy()
+    dv = env.stepper.qvel[:, :2] - calm.stepper.qvel[:, :2]
+    along = np.sum(dv * direction, axis=1) / np.linalg.norm(dv, axis=1)
+    assert np.allclose(np.linalg.norm(direction, axis=1), 1.0) and np.ptp(direction[:, 1]) > 0.5
+    assert np.all(along > 0.95), along

@@ -10,7 +10,8 @@ redrawn within an episode, and the config fields of such a task.
 - :class:`Legged`: per-environment state the terms read after a step: foot contacts (touch
   sensor above ``contact_force_N``), foot heights, feet air time at touch-down (legged_gym's
   bookkeeping), joint accelerations from successive velocities, the last motor torques, the
-  previous action; and the action map ``target = default + action_scale * action``.
+  previous action; the direction of each push (horizontal, uniform); and the action map
+  ``target = default + action_scale * action``.
 """
 
 from __future__ import annotations
@@ -108,7 +109,10 @@ class Legged:
     """Legged state of ``env`` (a :class:`~sim2real.learn.envs.manager.ManagerVecEnv` whose
     task has a floating base and feet): see the module docstring."""
 
-    STATE = ("air_time", "last_contact", "first_contact", "touchdown_air", "prev_qd", "qacc")
+    STATE = (
+        "air_time", "last_contact", "first_contact", "touchdown_air", "prev_qd", "qacc",
+        "push_dir",
+    )  # fmt: skip
 
     def __init__(self, env: Any) -> None:
         task, m, cfg = env.task, env.sim.model, env.cfg
@@ -130,6 +134,7 @@ class Legged:
         self.touchdown_air = np.zeros((n, nf))
         self.prev_qd = np.zeros((n, nj))
         self.qacc = np.zeros((n, nj))
+        self.push_dir = np.tile([1.0, 0.0], (n, 1))  # (N, 2) world x, y of the current push
         self._env = env
 
     def targets(self, action: np.ndarray) -> np.ndarray:
@@ -158,6 +163,25 @@ class Legged:
     def prev_action(self) -> np.ndarray:
         """(N, J) the action of the step before (during the reward terms)."""
         return self._env.prev_action
+
+    def new_push_direction(self, rows: np.ndarray, streams: Any) -> None:
+        """A push starts in ``rows``: its horizontal direction, uniform, from each row's own
+        stream (the push's magnitude, ``push_Nm``, is the randomization's draw)."""
+        angle = streams.uniform(rows, -np.pi, np.pi)[:, 0]
+        self.push_dir[rows] = np.stack([np.cos(angle), np.sin(angle)], axis=1)
+
+    def push(self, qfrc: np.ndarray, force: np.ndarray, dof: int) -> None:
+        """Add the pushes ``force`` (N, nsub) [N] along each row's direction to the base's
+        world x and y dofs (``dof``, ``dof + 1``) of ``qfrc`` (N, nsub, nv)."""
+        qfrc[:, :, dof : dof + 2] += force[:, :, None] * self.push_dir[:, None, :]
+
+    def resample_commands(self, env: Any) -> None:
+        """Redraw the commands of the environments whose episode step is a multiple of
+        ``command_resample_s`` (each from its own stream)."""
+        if self.resample_steps and env._commands:
+            due = np.flatnonzero(env.steps % self.resample_steps == 0)
+            if due.size:
+                env.commands[due] = env.events.commands(due, list(env._commands.values()))
 
     def reset_rows(self, rows: np.ndarray, qd: np.ndarray) -> None:
         for name in ("air_time", "last_contact", "first_contact", "touchdown_air", "qacc"):

@@ -86,10 +86,8 @@ class ManagerVecEnv:
         hinge_mask = np.array([j in hinges for j in task.joints])
         self._start_alternatives = (cfg.init_random_share, hinge_mask, cfg.init_goal_share, goal_q)
         push = task.push_joint or task.joints[0]
-        if push == task.floating_base:  # a free joint: its first dof (world x)
-            self.push_dof = int(m.joint(push).dofadr[0])
-        else:
-            self.push_dof = self.sim.joint_index(push)[1]
+        free = push == task.floating_base  # a free joint: pushed in the horizontal plane
+        self.push_dof = int(m.joint(push).dofadr[0]) if free else self.sim.joint_index(push)[1]
         self.suffixes = [""] if len(task.joints) == 1 else [str(k + 1) for k in range(len(index))]
 
         self.actuator_cfg = None
@@ -275,7 +273,11 @@ class ManagerVecEnv:
         qfrc[:] = self.batch_extras.offset_Nm[:, None, :]
         if self.push_left.any():
             active = self._sub_range < self.push_left[:, None]
-            qfrc[:, :, self.push_dof] += active * self.values[:, self.col["push_Nm"], None]
+            force = active * self.values[:, self.col["push_Nm"], None]
+            if self.legged is not None:  # along each push's own horizontal direction
+                self.legged.push(qfrc, force, self.push_dof)
+            else:
+                qfrc[:, :, self.push_dof] += force
             self.push_left = np.maximum(self.push_left - nsub, 0)
         self.act.step(command, qfrc, self.batch_extras)
         if self.legged is not None:
@@ -295,7 +297,8 @@ class ManagerVecEnv:
         self.steps += 1
         self.prev_action = a
         self._fire_intervals()
-        self._resample_commands()
+        if self.legged is not None:
+            self.legged.resample_commands(self)
         frame = self._measure(np.arange(n))
         self.history[:, :-1] = self.history[:, 1:]
         self.history[:, -1] = frame
@@ -319,18 +322,13 @@ class ManagerVecEnv:
             obs = self._observe()
         return StepResult(obs, reward.astype(np.float32), terminated, truncated, final_obs, info)
 
-    def _resample_commands(self) -> None:
-        every = self.legged.resample_steps if self.legged is not None else 0
-        if every and self._commands:
-            due = np.flatnonzero(self.steps % every == 0)
-            if due.size:
-                self.commands[due] = self.events.commands(due, list(self._commands.values()))
-
     def _fire_intervals(self) -> None:
         push_col = self.col["push_Nm"]
         for b, rows in self.events.fire(self.values, self.steps):
             if push_col in b.columns:
                 self.push_left[rows] = round(self.cfg.push_duration_s / self.timestep)
+                if self.legged is not None:
+                    self.legged.new_push_direction(rows, self.streams)
             if np.intersect1d(b.columns, np.r_[self.model_cols, self.actuator_cols]).size:
                 self._apply_rows(rows)
 

@@ -156,7 +156,7 @@ class Task:
     the order terms index them; ``goal``: goal position by joint (success band, reward
     distance); ``hinges``: joints whose distance to the goal wraps; ``actuated``: the joints
     the action drives (one MuJoCo actuator each, named like the joint); ``push_joint``: where
-    ``env.push_Nm`` acts (a free joint: along its first dof, world x); ``models``: MJCF files
+    ``env.push_Nm`` acts (a free joint: horizontally, a direction drawn per push); ``models``: MJCF files
     bundled with the task, by name."""
 
     env_id: str
