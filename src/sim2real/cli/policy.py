@@ -257,6 +257,8 @@ def eval_cmd(
         typer.echo(f"{path}:")
         for r in per_world:
             typer.echo(f"  {r.line()}")
+            for extra in r.details():
+                typer.echo(f"    {extra}")
     if not worlds:
         typer.echo(f"(shipped realities: {', '.join(shipped_realities())})")
     if report is not None:

@@ -46,6 +46,9 @@ class EvalResult:
     successes: np.ndarray
     skipped: str = ""
     """Why the policy could not run in this world (then no episodes)."""
+    metrics: Any = None
+    """The task's extra episode metrics (``Task.episode_metrics``) of these episodes, with
+    ``to_dict()`` and ``lines()``; None when the task declares none."""
 
     @property
     def success_rate(self) -> float:
@@ -64,7 +67,12 @@ class EvalResult:
             "success_rate": self.success_rate,
             "mean_return": self.mean_return,
             "std_return": float(self.returns.std()),
+            **(self.metrics.to_dict() if self.metrics is not None else {}),
         }
+
+    def details(self) -> list[str]:
+        """The task's extra metrics, one line each (none without)."""
+        return self.metrics.lines() if self.metrics is not None and not self.skipped else []
 
     def line(self) -> str:
         if self.skipped:
@@ -78,7 +86,8 @@ class EvalResult:
 def run_policy(policy, env, episodes: int, seed: int, world: str) -> EvalResult:
     """``episodes`` episodes of ``policy`` (``act(obs) -> actions``) in ``env``; skipped when
     a group the actor reads has another size there (a teacher's privileged group follows the
-    world's parameters, e.g. an actuator model adds its own)."""
+    world's parameters, e.g. an actuator model adds its own). A task that declares
+    ``episode_metrics`` has them recorded over the same episodes."""
     groups = getattr(policy, "obs_groups", None) or {}
     for name in getattr(getattr(policy, "roles", None), "actor", ()):
         have, need = env.obs_groups[name].dim, groups[name].dim
@@ -91,15 +100,24 @@ def run_policy(policy, env, episodes: int, seed: int, world: str) -> EvalResult:
     taken = np.zeros(env.num_envs, dtype=int)
     returns: list[float] = []
     successes: list[float] = []
+    spec = getattr(getattr(env, "task", None), "episode_metrics", None)
+    recorder = spec.recorder(env, episodes) if spec is not None else None
     obs = env.reset(seed=seed)
     while len(returns) < episodes:
+        if recorder is not None:
+            recorder.before_step(env)
         result = env.step(policy.act(obs))
         obs = result.obs
         done = ~np.isnan(result.info["episode_return"]) & (taken < quota)
+        if recorder is not None:
+            recorder.after_step(env, result, done)
         taken += done
         returns += result.info["episode_return"][done].tolist()
         successes += result.info["episode_success"][done].tolist()
-    return EvalResult(world, np.array(returns[:episodes]), np.array(successes[:episodes]) > 0.5)
+    metrics = recorder.result() if recorder is not None else None
+    return EvalResult(
+        world, np.array(returns[:episodes]), np.array(successes[:episodes]) > 0.5, "", metrics
+    )
 
 
 def evaluate_policy(

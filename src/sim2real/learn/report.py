@@ -1,5 +1,6 @@
 """The policy report: the ablation table (policy x world: success rate and return), the
-training curves of each run, and ``eval.json`` with every figure."""
+training curves of each run, a velocity-command task's tracking part
+(:mod:`sim2real.learn.tracking_report`), and ``eval.json`` with every figure."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 from sim2real.core.atomic import write_text_atomic
 from sim2real.core.report import ReportSection, save_figure, write_html_report
 from sim2real.learn.evaluate import TRAINING, EvalResult
+from sim2real.learn.tracking_report import tracking_sections
 
 
 def ablation_grid(results: dict[str, list[EvalResult]]) -> list[list[str]]:
@@ -79,4 +81,5 @@ def write_policy_report(
     ]
     if curves_png(folder / "training_curves.png", {k: Path(k) for k in results}):
         sections.append(ReportSection("Training curves", "", ["training_curves.png"]))
+    sections += tracking_sections(folder, results)
     return write_html_report(folder, "sim2real policies: transfer evaluation", sections)

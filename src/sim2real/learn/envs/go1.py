@@ -30,6 +30,7 @@ from sim2real.learn.envs import legged_terms as lt
 from sim2real.learn.envs import terms
 from sim2real.learn.envs.legged import LeggedConfig
 from sim2real.learn.envs.task import ObsSpec, Task
+from sim2real.learn.envs.velocity_metrics import Target, VelocityTracking
 from sim2real.learn.randomization import CONFIG_DIR
 from sim2real.sim.builtin import MODELS_DIR
 
@@ -126,4 +127,13 @@ TASK = Task(
     floating_base="floating_base_joint",
     feet=FEET,
     init_key="home",
+    episode_metrics=VelocityTracking(
+        bins={
+            "vx": ((0.0, 0.5), (0.5, 1.0)),
+            "vy": ((0.0, 0.25), (0.25, 0.5)),
+            "yaw_rate": ((0.0, 0.5), (0.5, 1.0)),
+        },
+        settle_s=1.0,
+        targets=(Target(0.05), Target(0.1, "vx 0.5-1")),  # issue 18: falls, |vx error|
+    ),
 )

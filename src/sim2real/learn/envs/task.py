@@ -181,6 +181,11 @@ class Task:
     init_key: str | None = None
     """The model's keyframe every episode starts from (None: ``qpos0``); offsets of
     ``init_q_rad`` are added to the task's joints."""
+    episode_metrics: Any = None
+    """Extra evaluation metrics: an object whose ``recorder(env, episodes)`` reads every step
+    of an evaluation (``before_step(env)``, ``after_step(env, result, counted)``) and gives
+    ``result()`` (with ``to_dict()`` and ``lines()``), e.g.
+    :class:`~sim2real.learn.envs.velocity_metrics.VelocityTracking`; None: none."""
 
 
 def hinge_terms(joints: tuple[str, ...]) -> tuple[dict[str, ObsSpec], dict[str, ObsSpec]]:
