@@ -98,3 +98,26 @@ def test_image_strip_renders_the_states_it_is_given(tmp_path):
     home, again, flipped = img[:, :160], img[:, 160:320], img[:, 320:]
     assert np.abs(home - again).max() <= 2
     assert (np.abs(home - flipped).max(axis=-1) > 30).mean() > 0.01  # the robot: 2 % here
+
+
+def test_no_headless_opengl_gives_no_strip_and_says_why(tmp_path, monkeypatch):
+    # a backend MuJoCo refuses stands for a machine without EGL and OSMesa: no picture is
+    # made up, the report names each backend's failure
+    from sim2real.learn import strip, tracking_report
+    from sim2real.learn.envs.velocity_metrics import VelocityMetrics
+    from sim2real.learn.evaluate import EvalResult
+
+    monkeypatch.setattr(strip, "BACKENDS", ("bogus",))
+    qpos = np.tile(mujoco.MjModel.from_xml_path(str(SCENE)).key("home").qpos, (2, 1))
+    with pytest.raises(RuntimeError, match=r"no headless OpenGL.*bogus: .*MUJOCO_GL"):
+        render_strip(tmp_path / "strip.png", SCENE, qpos)
+    assert not (tmp_path / "strip.png").exists()
+    t = np.arange(1, 11) * 0.02
+    trace = {"t_s": t, "command": np.zeros((10, 3)), "measured": np.zeros((10, 3)),
+             "qpos": qpos[[0] * 10], "names": ("vx", "vy", "yaw_rate"),
+             "units": ["m/s", "m/s", "rad/s"], "model": str(SCENE), "fell": False}  # fmt: skip
+    metrics = VelocityMetrics(1, 0, 0.2, 1.0, [], [], trace)
+    result = EvalResult("w", np.zeros(1), np.ones(1, bool), "", metrics)
+    sections = tracking_report.tracking_sections(tmp_path, {"run": [result]})
+    assert sections[1].images == ["velocity_p0_w0.png"]
+    assert "No image strip: no headless OpenGL for MuJoCo's renderer (bogus: " in sections[1].text

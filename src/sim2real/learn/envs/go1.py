@@ -15,7 +15,9 @@ rate)`` in its own frame, redrawn every ``command_resample_s``; 50 Hz policy.
 - rewards (legged_gym's weights, per step): velocity tracking (lin xy, yaw), vertical speed,
   roll/pitch rates, flat orientation, torques, joint accelerations, action rate, feet air time,
   termination; terminations: base below ``min_base_height_m`` or tilted past ``max_tilt_rad``;
-  success: an episode that lasts ``success_hold_s`` (the whole episode: no fall).
+  success: an episode that lasts ``success_hold_s`` (the whole episode: no fall);
+- evaluation (``episode_metrics``): falls and the velocity-tracking error per bin of
+  ``|command|``, the issue's targets judged (:mod:`sim2real.learn.envs.velocity_metrics`).
 """
 
 from __future__ import annotations
