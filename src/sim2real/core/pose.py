@@ -64,13 +64,19 @@ def check_rigid(
 
 def quat_to_matrix(qx: float, qy: float, qz: float, qw: float) -> np.ndarray:
     """(3, 3) rotation of a unit quaternion (scalar last)."""
-    x, y, z, w = qx, qy, qz, qw
-    return np.array(
+    return quats_to_matrices(np.array([[qw, qx, qy, qz]]))[0]
+
+
+def quats_to_matrices(quat: np.ndarray) -> np.ndarray:
+    """(N, 4) unit quaternions, scalar first (MuJoCo's ``w x y z``) -> (N, 3, 3) rotations."""
+    w, x, y, z = np.asarray(quat).T
+    return np.stack(
         [
-            [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-            [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-            [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
-        ]
+            np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)], 1),
+            np.stack([2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)], 1),
+            np.stack([2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)], 1),
+        ],
+        axis=1,
     )
 
 

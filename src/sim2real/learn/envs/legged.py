@@ -26,6 +26,7 @@ from pydantic import Field, field_validator
 
 from sim2real.actuators.joint_motors import JointMotorsConfig
 from sim2real.core.errors import InputError
+from sim2real.core.pose import quats_to_matrices
 from sim2real.learn.envs.task import TaskConfig
 
 
@@ -66,16 +67,7 @@ class LeggedConfig(TaskConfig):
 
 def quat_to_mat(quat: np.ndarray) -> np.ndarray:
     """(N, 4) quaternions w x y z (normalized here) -> (N, 3, 3) rotation matrices body->world."""
-    q = quat / np.linalg.norm(quat, axis=1, keepdims=True)
-    w, x, y, z = q.T
-    return np.stack(
-        [
-            np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], 1),
-            np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], 1),
-            np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], 1),
-        ],
-        axis=1,
-    )
+    return quats_to_matrices(quat / np.linalg.norm(quat, axis=1, keepdims=True))
 
 
 class BaseState:
