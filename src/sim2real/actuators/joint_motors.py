@@ -25,6 +25,7 @@ Per joint, with target ``q*`` [rad], position ``q`` [rad] and speed ``qd`` [rad/
 from __future__ import annotations
 
 import fnmatch
+from typing import Any
 
 import numpy as np
 from pydantic import Field
@@ -95,7 +96,7 @@ class JointMotorsConfig(StrictModel):
         they run every ``dt_s``."""
         rows = []
         for j in joints:
-            match = next((t for p, t in self.types.items() if fnmatch.fnmatchcase(j, p)), None)
+            match = first_match(self.types, j)
             if match is None:
                 raise InputError(source, "motors.types", f"no motor type matches joint {j!r}")
             rows.append(match)
@@ -166,6 +167,12 @@ class JointMotors:
                 net_tau = net.torque(target[:, idx], q[:, idx], qd[:, idx], state)
                 tau[:, idx] = strength * net_tau
         return tau
+
+
+def first_match(table: dict[str, Any], name: str) -> Any:
+    """The value of the first pattern (fnmatch) of ``table`` that matches ``name``; None when
+    none does."""
+    return next((v for p, v in table.items() if fnmatch.fnmatchcase(name, p)), None)
 
 
 def _networks(joints: list[str], networks: dict[str, str], source: str) -> list:

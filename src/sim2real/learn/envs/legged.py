@@ -16,7 +16,6 @@ redrawn within an episode, and the config fields of such a task.
 
 from __future__ import annotations
 
-import fnmatch
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -24,7 +23,7 @@ from typing import Any
 import numpy as np
 from pydantic import Field, field_validator
 
-from sim2real.actuators.joint_motors import JointMotorsConfig
+from sim2real.actuators.joint_motors import JointMotorsConfig, first_match
 from sim2real.core.errors import InputError
 from sim2real.core.pose import quats_to_matrices
 from sim2real.learn.envs.task import TaskConfig
@@ -226,7 +225,7 @@ def deploy_fields(env: Any) -> dict[str, Any]:
 
 
 def _by_pattern(table: dict[str, float], name: str) -> float:
-    for pattern, value in table.items():
-        if fnmatch.fnmatchcase(name, pattern):
-            return float(value)
-    raise InputError("config", "action_scale_rad", f"no pattern matches joint {name!r}")
+    value = first_match(table, name)
+    if value is None:
+        raise InputError("config", "action_scale_rad", f"no pattern matches joint {name!r}")
+    return float(value)
