@@ -1,0 +1,83 @@
+"""Pose from 2D-3D correspondences (PnP): a DLT start refined by Levenberg-Marquardt on the
+reprojection error (scipy.optimize.least_squares).
+
+OpenCV (solvePnP) is not a dependency of the project and Open3D has no PnP; scipy does the
+non-linear least squares, so only the linear start (a direct linear transform on normalised
+image points, Hartley & Zisserman 2004, sec. 7.1) is written here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass
+class PnPResult:
+    T_cam_part: np.ndarray
+    """(4, 4) float64, metres."""
+    rms_px: float
+    """Root-mean-square reprojection error of the weighted points [px]."""
+
+
+def _dlt(points_part: np.ndarray, uv: np.ndarray, K: np.ndarray) -> np.ndarray:
+    """(N >= 6) correspondences -> (4, 4) pose from the 3x4 projection's null space."""
+    xy = (np.linalg.inv(K) @ np.c_[uv, np.ones(len(uv))].T).T[:, :2]
+    X = np.c_[points_part, np.ones(len(points_part))]
+    rows = []
+    for (x, y), Xh in zip(xy, X, strict=True):
+        rows.append(np.r_[Xh, np.zeros(4), -x * Xh])
+        rows.append(np.r_[np.zeros(4), Xh, -y * Xh])
+    _, _, Vt = np.linalg.svd(np.asarray(rows))
+    P = Vt[-1].reshape(3, 4)
+    if np.linalg.det(P[:, :3]) < 0:
+        P = -P
+    U, S, Vt2 = np.linalg.svd(P[:, :3])
+    R = U @ Vt2
+    t = P[:, 3] / S.mean()
+    T = np.eye(4)
+    T[:3, :3], T[:3, 3] = R, t
+    return T
+
+
+def solve_pnp(
+    points_part: np.ndarray,
+    uv: np.ndarray,
+    K: np.ndarray,
+    weights: np.ndarray | None = None,
+    T_init: np.ndarray | None = None,
+) -> PnPResult | None:
+    """Pose of the part from (N, 3) part-frame points (metres) seen at (N, 2) pixels under
+    intrinsics ``K`` (3, 3); ``weights`` (N,) >= 0 scale each point's residual; ``T_init`` a
+    start (else the DLT's, which needs N >= 6 points not all on one plane). None when the
+    solution puts the part behind the camera or is not finite."""
+    from scipy.optimize import least_squares
+    from scipy.spatial.transform import Rotation
+
+    P = np.asarray(points_part, dtype=np.float64)
+    uv = np.asarray(uv, dtype=np.float64)
+    K = np.asarray(K, dtype=np.float64)
+    w = np.ones(len(P)) if weights is None else np.sqrt(np.asarray(weights, dtype=np.float64))
+    T0 = _dlt(P, uv, K) if T_init is None else np.asarray(T_init, dtype=np.float64)
+    if not np.all(np.isfinite(T0)):
+        return None
+
+    def residual(x: np.ndarray) -> np.ndarray:
+        R = Rotation.from_rotvec(x[:3]).as_matrix()
+        c = P @ R.T + x[3:]
+        z = np.maximum(c[:, 2], 1e-6)
+        u = K[0, 0] * c[:, 0] / z + K[0, 2]
+        v = K[1, 1] * c[:, 1] / z + K[1, 2]
+        return (np.c_[u - uv[:, 0], v - uv[:, 1]] * w[:, None]).ravel()
+
+    x0 = np.r_[Rotation.from_matrix(T0[:3, :3]).as_rotvec(), T0[:3, 3]]
+    sol = least_squares(residual, x0, method="lm" if 2 * len(P) >= 6 else "trf")
+    T = np.eye(4)
+    T[:3, :3] = Rotation.from_rotvec(sol.x[:3]).as_matrix()
+    T[:3, 3] = sol.x[3:]
+    if not np.all(np.isfinite(T)) or np.any((P @ T[:3, :3].T + T[:3, 3])[:, 2] <= 0):
+        return None
+    r = residual(sol.x).reshape(-1, 2)
+    rms = float(np.sqrt(np.sum(r**2) / max(np.sum(w**2), 1e-12)))
+    return PnPResult(T, rms)
