@@ -178,6 +178,15 @@ class DepthRenderer:
         keys = ("t_hit", "geometry_ids", "primitive_normals", "primitive_ids", "primitive_uvs")
         return {k: out[k].numpy() for k in keys}
 
+    def test_occlusions(self, rays: np.ndarray, tfar: float = np.inf) -> np.ndarray:
+        """(N,) bool: scene geometry lies on each ray of (N, 6) float32 (origin, direction) with
+        0 < t < ``tfar``, t in units of the direction's length (shadow rays toward lights)."""
+        o3c = self._o3d.core
+        hit = self._raycaster.test_occlusions(
+            o3c.Tensor(np.ascontiguousarray(rays, np.float32)), tnear=0.0, tfar=float(tfar)
+        )
+        return hit.numpy()
+
     def render_ideal(
         self,
         baseline_m: float = 0.0,

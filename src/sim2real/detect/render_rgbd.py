@@ -1,0 +1,250 @@
+"""Randomized RGB-D samples of a part: the frame's draws (scene_draw), one ray cast by the
+project's depth renderer (sensors.render.DepthRenderer) for the depth, the labels and the
+colour image's geometry, textures looked up triplanar at the hit points, shading, the colour
+camera's response, and depth through the sensor's noise profile.
+
+Every sample is a function of (seed, index) alone: sample 7 is the same whether it is drawn
+first, after sample 6 or in another process."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from sim2real.core.camera import CameraIntrinsics
+from sim2real.core.mesh_io import Mesh
+from sim2real.detect.image_terms import camera_response
+from sim2real.detect.scene_config import SceneConfig
+from sim2real.detect.scene_draw import FrameDraw, draw_frame, nominal_camera
+from sim2real.detect.shading import CameraLight, grid_visibility, shade
+from sim2real.detect.textures import make_texture_bank, sample_texture, triplanar_uv
+
+PART_ID = 0  # the part is the first object of every frame's scene
+
+
+@dataclass
+class Sample:
+    """One labelled randomized RGB-D frame (see note_RENDER.md's API)."""
+
+    index: int
+    rgb: np.ndarray
+    """(H, W, 3) uint8."""
+    depth_m: np.ndarray
+    """(H, W) float32 metres, 0 = no return: what the depth sensor's profile measures."""
+    depth_ideal_m: np.ndarray
+    """(H, W) float32 metres along the optical axis, noise-free, 0 = nothing hit."""
+    mask: np.ndarray
+    """(H, W) bool: the part's visible pixels (the camera rays that hit it first)."""
+    mask_full: np.ndarray
+    """(H, W) bool: the part's silhouette, occluders ignored."""
+    T_cam_part: np.ndarray
+    """(4, 4) float64: part frame -> camera frame (OpenCV axes), metres."""
+    K: np.ndarray
+    """(3, 3) float64 camera matrix (jittered)."""
+    camera: CameraIntrinsics
+    centre_cam_m: np.ndarray
+    """(3,) the centre of the part mesh's bounding box in the camera frame [m]."""
+    centre_px: np.ndarray
+    """(2,) its projection (u, v), pixel centres at integers."""
+    visible_fraction: float
+    """mask pixels / mask_full pixels (0 when the part is out of view)."""
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+
+def _part_of(part) -> tuple[Mesh, object]:
+    """(mesh, tuned returns or None) of a Mesh or a PreparedModel."""
+    if isinstance(part, Mesh):
+        return part, None
+    return part.mesh, getattr(part, "returns", None)
+
+
+def _inverse(T: np.ndarray) -> np.ndarray:
+    out = np.eye(4)
+    out[:3, :3] = T[:3, :3].T
+    out[:3, 3] = -T[:3, :3].T @ T[:3, 3]
+    return out
+
+
+class SampleRenderer:
+    """Renders randomized samples of ``part`` (a Mesh or a PreparedModel) under ``cfg``; the
+    texture bank (``cfg.textures.count`` textures) and the part's own ray-casting scene (for
+    its unoccluded silhouette) are built once, here."""
+
+    def __init__(self, part, cfg: SceneConfig | None = None, seed: int = 0):
+        from sim2real.core.raycast import raycasting_scene
+
+        self.cfg = cfg if cfg is not None else SceneConfig()
+        self.seed = int(seed)
+        self.mesh, self._returns = _part_of(part)
+        self.bank = make_texture_bank(self.cfg.textures, self.seed)
+        self.base_camera = nominal_camera(self.cfg)
+        self.profile = _depth_profile(self.cfg)
+        self._part_scene = raycasting_scene(self.mesh.vertices, self.mesh.faces)
+        lo, hi = self.mesh.vertices.min(axis=0), self.mesh.vertices.max(axis=0)
+        self._bbox_centre = (lo + hi) / 2
+        self._corners = np.array([[x, y, z] for x in (lo[0], hi[0]) for y in (lo[1], hi[1])
+                                  for z in (lo[2], hi[2])])  # fmt: skip
+
+    def draw(self, index: int) -> tuple[FrameDraw, np.random.Generator, np.random.Generator]:
+        """Frame ``index``'s draws and its depth-noise and image-noise generators."""
+        streams = np.random.SeedSequence([self.seed, 1, int(index)]).spawn(3)
+        draws, depth_rng, image_rng = (np.random.default_rng(s) for s in streams)
+        frame = draw_frame(self.mesh, self.cfg, self.base_camera, len(self.bank), draws)
+        return frame, depth_rng, image_rng
+
+    def labels(self, index: int) -> tuple[np.ndarray, CameraIntrinsics]:
+        """(T_cam_part, camera) of frame ``index`` without rendering it (cheap)."""
+        frame, _, _ = self.draw(index)
+        return _inverse(frame.T_world_cam) @ frame.T_world_part, frame.camera
+
+    def sample(self, index: int) -> Sample:
+        """Frame ``index``, rendered."""
+        from sim2real.sensors.render import DepthRenderer
+        from sim2real.sensors.scene import GroundPlane, Scene, SceneObject
+
+        t0 = time.perf_counter()
+        frame, depth_rng, image_rng = self.draw(index)
+        T_cam_world = _inverse(frame.T_world_cam)
+        poses = [T_cam_world @ s.T_world_obj for s in frame.surfaces] + [T_cam_world]
+        objects = [
+            SceneObject(s.mesh, T, returns=self._returns if i == PART_ID else None)
+            for i, (s, T) in enumerate(zip(frame.surfaces, poses[:-1], strict=True))
+        ]
+        plane = GroundPlane(T_cam_world, frame.table_size_m)
+        renderer = DepthRenderer(Scene(objects, plane), frame.camera)
+        t1 = time.perf_counter()
+        depth, geometry = self._depth(renderer, depth_rng)
+        t2 = time.perf_counter()
+        ideal = geometry.depth_m
+        rgb = self._colour(renderer, frame, poses, geometry, image_rng)
+        t3 = time.perf_counter()
+        T_cam_part = poses[PART_ID]
+        mask = geometry.object_id == PART_ID
+        mask_full = self._silhouette(T_cam_part, frame.camera) | mask
+        centre = T_cam_part[:3, :3] @ self._bbox_centre + T_cam_part[:3, 3]
+        cam = frame.camera
+        centre_px = np.array([cam.fx * centre[0] / centre[2] + cam.cx,
+                              cam.fy * centre[1] / centre[2] + cam.cy])  # fmt: skip
+        full = int(mask_full.sum())
+        timings = {"draw+scene": (t1 - t0) * 1e3, "cast+depth": (t2 - t1) * 1e3}
+        timings["colour"] = (t3 - t2) * 1e3
+        timings["labels"] = (time.perf_counter() - t3) * 1e3
+        return Sample(index=int(index), rgb=rgb, depth_m=depth, depth_ideal_m=ideal, mask=mask,
+                      mask_full=mask_full, T_cam_part=T_cam_part, K=cam.K, camera=cam,
+                      centre_cam_m=centre, centre_px=centre_px,
+                      visible_fraction=float(mask.sum() / full) if full else 0.0,
+                      timings_ms=timings)  # fmt: skip
+
+    def _depth(self, renderer, rng):
+        """(sensor depth, the ideal frame the colour image is shaded from). One cast when the
+        profile has no lateral jitter: pixels its emitter shadow removed get their ideal depth
+        back from a cast of those rays alone."""
+        profile = self.profile
+        if profile is None:
+            frame = renderer.render_ideal()
+            return frame.depth_m.copy(), frame
+        result = renderer.render(profile, rng)
+        frame = result.frame
+        if profile.lateral is not None and profile.lateral.sigma_px > 0:
+            return result.depth_m, renderer.render_ideal()  # jittered rays: cast the camera's
+        v, u = np.nonzero(frame.shadow)
+        if v.size:
+            rays = renderer.camera.pixel_rays()[v, u][None]
+            frame.depth_m[v, u] = renderer.cast_rays(rays)["t_hit"][0]
+        return result.depth_m, frame
+
+    def _colour(self, renderer, frame: FrameDraw, poses, geometry, rng) -> np.ndarray:
+        cam = frame.camera
+        valid = geometry.object_id >= 0
+        dirs = renderer.camera.pixel_rays()
+        points = dirs * geometry.depth_m[..., None]
+        normals = geometry.normal_cam
+        lights = _camera_lights(frame, _inverse(frame.T_world_cam))
+        vis = None
+        if self.cfg.lights.shadows and lights:
+            vis = grid_visibility(renderer.test_occlusions, points, normals, valid, lights,
+                                  self.cfg.lights.shadow_stride_px)[valid]  # fmt: skip
+        ids = geometry.object_id[valid]
+        surfaces = [*frame.surfaces, frame.table]
+        p, n = points[valid], normals[valid]
+        # texture coordinates in each surface's frame: the world's for the room and the table
+        # (one product for all pixels), their own for the part and the distractors
+        R_wc, t_wc = frame.T_world_cam[:3, :3].astype(np.float32), frame.T_world_cam[:3, 3]
+        p_obj = p @ R_wc.T + t_wc.astype(np.float32)
+        n_obj = n @ R_wc.T
+        for k, surface in enumerate(surfaces):
+            if surface.role in ("part", "distractor"):
+                where = np.flatnonzero(ids == k)
+                if where.size:
+                    T = _inverse(surface.T_world_obj).astype(np.float32)
+                    p_obj[where] = p_obj[where] @ T[:3, :3].T + T[:3, 3]
+                    n_obj[where] = n_obj[where] @ T[:3, :3].T
+        look = np.array([[s.texture, s.tile_m, s.specular, s.shininess] for s in surfaces],
+                        np.float32)[ids]  # fmt: skip
+        uv = triplanar_uv(p_obj, n_obj, look[:, 1])
+        albedo = sample_texture(self.bank, look[:, 0].astype(np.intp), uv)
+        radiance = shade(p, n, albedo, look[:, 2], look[:, 3], lights, frame.ambient, vis)
+        linear = np.zeros((cam.height, cam.width, 3), np.float32)
+        linear[valid] = radiance
+        return camera_response(linear, frame.image, self.cfg.image.gamma, rng)
+
+    def _silhouette(self, T_cam_part: np.ndarray, cam: CameraIntrinsics) -> np.ndarray:
+        """(H, W) bool: pixels whose ray hits the part alone (cast in the part's frame, over the
+        image box of its bounding box)."""
+        import open3d as o3d
+
+        out = np.zeros((cam.height, cam.width), bool)
+        corners = self._corners @ T_cam_part[:3, :3].T + T_cam_part[:3, 3]
+        if np.any(corners[:, 2] <= 1e-6):
+            u0, u1, v0, v1 = 0, cam.width, 0, cam.height
+        else:
+            u = cam.fx * corners[:, 0] / corners[:, 2] + cam.cx
+            v = cam.fy * corners[:, 1] / corners[:, 2] + cam.cy
+            u0, u1 = max(int(np.floor(u.min())), 0), min(int(np.ceil(u.max())) + 1, cam.width)
+            v0, v1 = max(int(np.floor(v.min())), 0), min(int(np.ceil(v.max())) + 1, cam.height)
+        if u0 >= u1 or v0 >= v1:
+            return out
+        dirs = cam.pixel_rays()[v0:v1, u0:u1]
+        T_part_cam = _inverse(T_cam_part)
+        rays = np.empty((*dirs.shape[:2], 6), np.float32)
+        rays[..., :3] = T_part_cam[:3, 3]
+        rays[..., 3:] = dirs @ T_part_cam[:3, :3].T.astype(np.float32)
+        hit = self._part_scene.cast_rays(o3d.core.Tensor(rays))["t_hit"].numpy()
+        out[v0:v1, u0:u1] = np.isfinite(hit)
+        return out
+
+
+def _camera_lights(frame: FrameDraw, T_cam_world: np.ndarray) -> list[CameraLight]:
+    R, t = T_cam_world[:3, :3], T_cam_world[:3, 3]
+    out = []
+    for light in frame.lights:
+        vector = R @ light.position_world + (t if light.kind == "point" else 0.0)
+        out.append(CameraLight(light.kind, vector.astype(np.float32), light.rgb, light.distance_m))
+    return out
+
+
+def _depth_profile(cfg: SceneConfig):
+    """The NoiseProfile of ``cfg.depth`` (a preset name or a profile file), or None (ideal)."""
+    if cfg.depth.sensor is None:
+        return None
+    from sim2real.sensors.presets import resolve_profile
+
+    _, profile = resolve_profile(cfg.depth.sensor)
+    if not cfg.depth.emitter_shadow:
+        profile = profile.model_copy(update={"emitter_shadow": False})
+    return profile
+
+
+def render_sample(part, cfg: SceneConfig | None = None, seed: int = 0, index: int = 0) -> Sample:
+    """One sample (builds a SampleRenderer, with its texture bank, each call: for one-offs)."""
+    return SampleRenderer(part, cfg, seed).sample(index)
+
+
+def load_part_model(path: str | Path):
+    """A MODEL_DIR or a mesh file as a PreparedModel (``models.part.load_part``)."""
+    from sim2real.models.part import load_part
+
+    return load_part(path)

@@ -1,0 +1,148 @@
+"""Procedural textures: a bank of square RGB arrays (smooth value noise, checkers, stripes,
+linear gradients, flat colours) generated from a seed, and triplanar lookup by hit point."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from sim2real.detect.scene_config import TextureTerm
+
+FLAT_GREY = 0.2
+"""Linear albedo of the one texture when textures are off (about 0.5 after a 2.2 gamma)."""
+SRGB_GAMMA = 2.2
+
+
+@dataclass(frozen=True)
+class TextureBank:
+    """(N, S, S, 3) float32 linear albedo in [0, 1] (the generated sRGB colours ^ 2.2, so that
+    the camera's gamma shows them as generated), and each texture's kind."""
+
+    albedo: np.ndarray
+    kinds: tuple[str, ...]
+
+    def __len__(self) -> int:
+        return len(self.albedo)
+
+    @property
+    def size_px(self) -> int:
+        return int(self.albedo.shape[1])
+
+
+def _colours(n: int, rng: np.random.Generator) -> np.ndarray:
+    """(n, 3) random colours: uniform RGB with a random brightness, some near-grey."""
+    rgb = rng.random((n, 3), dtype=np.float32)
+    grey = rng.random(n) < 0.25
+    rgb[grey] = rgb[grey].mean(axis=1, keepdims=True)
+    return rgb
+
+
+def _grid(size: int) -> tuple[np.ndarray, np.ndarray]:
+    c = (np.arange(size, dtype=np.float32) + 0.5) / size
+    return np.meshgrid(c, c, indexing="xy")  # (S, S) x right, y down, in [0, 1)
+
+
+def _noise(n: int, size: int, rng: np.random.Generator) -> np.ndarray:
+    """Smooth value noise: a coarse random grid per channel, bilinearly upsampled (periodic,
+    so the texture tiles without seams), two octaves."""
+    out = np.zeros((n, size, size, 3), np.float32)
+    x, y = _grid(size)
+    for octave, weight in ((0, 0.65), (1, 0.35)):
+        cells = rng.integers(2, 9, n) * (2**octave)
+        for i in range(n):
+            c = int(cells[i])
+            coarse = rng.random((c, c, 3), dtype=np.float32)
+            gx, gy = x * c, y * c
+            x0, y0 = np.floor(gx).astype(int) % c, np.floor(gy).astype(int) % c
+            fx, fy = (gx - np.floor(gx))[..., None], (gy - np.floor(gy))[..., None]
+            x1, y1 = (x0 + 1) % c, (y0 + 1) % c
+            top = coarse[y0, x0] * (1 - fx) + coarse[y0, x1] * fx
+            bottom = coarse[y1, x0] * (1 - fx) + coarse[y1, x1] * fx
+            out[i] += weight * (top * (1 - fy) + bottom * fy)
+    tint = _colours(n, rng)[:, None, None, :]
+    return np.clip(out * (0.5 + tint), 0, 1)
+
+
+def _two_colour(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    a, b = _colours(len(mask), rng), _colours(len(mask), rng)
+    m = mask[..., None]
+    return np.where(m, a[:, None, None, :], b[:, None, None, :]).astype(np.float32)
+
+
+def _checkers(n: int, size: int, rng: np.random.Generator) -> np.ndarray:
+    x, y = _grid(size)
+    k = rng.integers(1, 9, n)[:, None, None]  # squares per side (the tile stays periodic)
+    mask = ((np.floor(x * k) + np.floor(y * k)) % 2).astype(bool)
+    return _two_colour(mask, rng)
+
+
+def _stripes(n: int, size: int, rng: np.random.Generator) -> np.ndarray:
+    x, y = _grid(size)
+    # integer wave numbers along x and y keep the stripes periodic on the tile
+    kx = rng.integers(-6, 7, n)[:, None, None]
+    ky = rng.integers(0, 7, n)[:, None, None]
+    ky = np.where((kx == 0) & (ky == 0), 1, ky)
+    duty = rng.uniform(0.2, 0.8, n)[:, None, None]
+    phase = (kx * x + ky * y) % 1.0
+    return _two_colour(phase < duty, rng)
+
+
+def _gradient(n: int, size: int, rng: np.random.Generator) -> np.ndarray:
+    x, y = _grid(size)
+    angle = rng.uniform(0, 2 * np.pi, n)[:, None, None]
+    # a triangle wave along the direction: periodic, no seam at the tile's border
+    s = (np.cos(angle) * x + np.sin(angle) * y) % 1.0
+    t = (1 - np.abs(2 * s - 1))[..., None].astype(np.float32)
+    a, b = _colours(n, rng), _colours(n, rng)
+    return a[:, None, None, :] * (1 - t) + b[:, None, None, :] * t
+
+
+def _flat(n: int, size: int, rng: np.random.Generator) -> np.ndarray:
+    return np.broadcast_to(_colours(n, rng)[:, None, None, :], (n, size, size, 3)).copy()
+
+
+_MAKERS = {
+    "noise": _noise,
+    "checkers": _checkers,
+    "stripes": _stripes,
+    "gradient": _gradient,
+    "flat": _flat,
+}
+
+
+def make_texture_bank(term: TextureTerm, seed: int) -> TextureBank:
+    """``term.count`` textures of ``term.size_px`` px, the kinds in turn (texture i has kind
+    ``term.kinds[i % len(kinds)]``), each kind from its own stream of ``seed``: the same seed
+    and term give the same bank. ``term.enabled`` false: one flat mid-grey texture."""
+    size = term.size_px
+    if not term.enabled:
+        return TextureBank(np.full((1, size, size, 3), FLAT_GREY, np.float32), ("flat",))
+    kinds = [term.kinds[i % len(term.kinds)] for i in range(term.count)]
+    albedo = np.empty((term.count, size, size, 3), np.float32)
+    for k, kind in enumerate(dict.fromkeys(term.kinds)):
+        where = np.array([i for i, name in enumerate(kinds) if name == kind])
+        rng = np.random.default_rng([seed, 7, k])
+        albedo[where] = _MAKERS[kind](len(where), size, rng)
+    return TextureBank(np.power(albedo, np.float32(SRGB_GAMMA)), tuple(kinds))
+
+
+def triplanar_uv(points: np.ndarray, normals: np.ndarray, tile_m: np.ndarray) -> np.ndarray:
+    """(N, 2) texture coordinates in tiles (wrap with % 1): the hit point's two coordinates
+    across the normal's dominant axis, divided by the tile side. points, normals: (N, 3) in the
+    surface's own frame; tile_m: (N,) metres."""
+    axis = np.argmax(np.abs(normals), axis=1)
+    # the two coordinates kept for each dominant axis: x -> (y, z), y -> (x, z), z -> (x, y)
+    first = np.where(axis == 0, 1, 0)
+    second = np.where(axis == 2, 1, 2)
+    rows = np.arange(len(points))
+    uv = np.stack([points[rows, first], points[rows, second]], axis=1)
+    return uv / tile_m[:, None]
+
+
+def sample_texture(bank: TextureBank, texture: np.ndarray, uv: np.ndarray) -> np.ndarray:
+    """(N, 3) float32 albedo: nearest texel of texture ``texture[i]`` (N,) int at ``uv[i]``
+    (tiles, wrapped)."""
+    s = bank.size_px
+    ij = np.floor((uv % 1.0) * s).astype(np.intp) % s
+    return bank.albedo[texture, ij[:, 1], ij[:, 0]]
