@@ -1,4 +1,4 @@
-"""Joining Ray (learn/distributed/cluster.py) and the user's mistakes with ``policy train
+"""Joining Ray (core/ray_cluster.py) and the user's mistakes with ``policy train
 --workers/--address``: each a one-line error, exit 2, nothing written, and within 30 s where
 Ray itself retries an absent head for minutes. No Ray instance is started here: an address
 that nobody answers at is a closed local port, a port that accepts and stays silent, a web
@@ -17,7 +17,7 @@ import pytest
 from cli_helpers import assert_one_line_error, run_cli
 
 from sim2real.core.errors import InputError
-from sim2real.learn.distributed.cluster import check_workers, parse_address, probe
+from sim2real.core.ray_cluster import check_workers, parse_address, probe
 
 SETTINGS = b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"  # an empty HTTP/2 SETTINGS frame
 
@@ -100,7 +100,7 @@ def test_a_grpc_peer_that_never_answers_as_ray_gives_up_after_the_connect_timeou
     pytest.importorskip("ray")
     with _server(SETTINGS) as port:
         code = (
-            "import sim2real.learn.distributed.cluster as c\n"
+            "import sim2real.core.ray_cluster as c\n"
             "c.CONNECT_TIMEOUT_S = 3.0\n"
             "try:\n"
             f"    c.connect('127.0.0.1:{port}')\n"

@@ -15,7 +15,7 @@ import pytest
 import torch
 
 from sim2real.core.errors import InputError
-from sim2real.learn.distributed.jobs import ray_runner, run_on_ray
+from sim2real.core.ray_jobs import ray_runner, run_on_ray
 from sim2real.learn.distributed.sharded import ShardedVecEnv, shard_bounds, sharded_make_env
 from sim2real.learn.envs import ENV_IDS, make_vec
 

@@ -135,7 +135,7 @@ def train_cmd(
         from sim2real.learn.seeds import parse_seeds, train_seeds
 
         if on_ray:
-            from sim2real.learn.distributed.jobs import ray_runner
+            from sim2real.core.ray_jobs import ray_runner
 
         if seed is not None or resume:
             raise InputError("--seeds", None, "give --seeds alone (a sweep continues by itself)")
@@ -246,7 +246,7 @@ def eval_cmd(
 
     run_jobs = None
     if workers is not None or address is not None:
-        from sim2real.learn.distributed.jobs import ray_runner
+        from sim2real.core.ray_jobs import ray_runner
 
         run_jobs = ray_runner(address, workers=workers or 1)
     results, worlds = evaluate_runs(

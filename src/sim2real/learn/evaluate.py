@@ -183,7 +183,7 @@ def evaluate_runs(
     fails first; ``env_id``: the environment every run must be for. Returns the results by
     run and the realities. ``run_jobs``: runs the grid's cells (one per run and world, each
     seeded alike, so the figures do not depend on it), e.g. as Ray tasks
-    (:func:`sim2real.learn.distributed.jobs.ray_runner`); default: here, in order."""
+    (:func:`sim2real.core.ray_jobs.ray_runner`); default: here, in order."""
     loaded, worlds = load_runs_and_worlds(runs, realities, env_id)
     cells = []
     for policy in loaded:

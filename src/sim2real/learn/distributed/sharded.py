@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from sim2real.core.errors import InputError
-from sim2real.learn.distributed.cluster import (
+from sim2real.core.ray_cluster import (
     RaySession,
     check_workers,
     connect,

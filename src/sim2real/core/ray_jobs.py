@@ -1,6 +1,7 @@
 """Independent jobs (the seeds of a sweep, the cells of an evaluation grid) as Ray tasks:
 zero-argument picklable callables in, their results out in the same order (the local runner
-is :func:`sim2real.learn.seeds.local_runner`).
+is :func:`sim2real.learn.seeds.local_runner`). Generic: learn (seed sweeps, evaluation
+grids) and detect (dataset frame ranges) use it.
 
 On a multi-node cluster a job runs on whichever node has a free CPU: what it reads and writes
 (a run folder) must be on a filesystem every node sees at the same path."""
@@ -10,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from sim2real.learn.distributed.cluster import (
+from sim2real.core.ray_cluster import (
     check_workers,
     connect,
     input_errors_travel,
@@ -49,7 +50,7 @@ def run_on_ray(
 def ray_runner(
     address: str | None = None, *, workers: int = 1, cpus_per_job: float = 1
 ) -> Callable[[Sequence[Job]], list[Any]]:
-    """A job runner for :func:`sim2real.learn.seeds.train_seeds` (``run_jobs=``) running each
+    """A job runner (e.g. ``sim2real.learn.seeds.train_seeds``'s ``run_jobs=``) running each
     job as a Ray task."""
     check_workers(workers)
     require_ray("--address" if address else "--workers")  # before any work
