@@ -13,6 +13,7 @@ from sim2real import __version__
 from sim2real.cli.actuator import app as actuator_app
 from sim2real.cli.adapt import adapt_cmd
 from sim2real.cli.depth import app as depth_app
+from sim2real.cli.detect import app as detect_app
 from sim2real.cli.model import app as model_app
 from sim2real.cli.policy import app as policy_app
 from sim2real.cli.sysid import app as sysid_app
@@ -32,6 +33,7 @@ app.add_typer(sysid_app, name="sysid")
 app.add_typer(model_app, name="model")
 app.add_typer(actuator_app, name="actuator")
 app.add_typer(policy_app, name="policy")
+app.add_typer(detect_app, name="detect")
 app.command("adapt")(adapt_cmd)
 
 

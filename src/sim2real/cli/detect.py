@@ -1,0 +1,55 @@
+"""``sim2real detect ...``: randomized RGB-D datasets (here) and the detector trained on them
+(its commands live in ``cli/detect_train.py`` and are registered below, one line each)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+app = typer.Typer(
+    help="Part detection: randomized RGB-D datasets and detectors trained only in simulation.",
+    no_args_is_help=True,
+)
+
+
+@app.command("dataset")
+def dataset_cmd(
+    model: Annotated[Path, typer.Argument(help="The part: a mesh file or a prepared MODEL_DIR.")],
+    out: Annotated[Path, typer.Option("--out", help="Dataset folder (BOP layout); resumes.")],
+    frames: Annotated[int, typer.Option("--frames", help="Number of frames.")],
+    seed: Annotated[int, typer.Option("--seed", help="Seed: frame i depends on (seed, i).")] = 0,
+    config: Annotated[
+        Path | None,
+        typer.Option("--config", help="Randomization YAML (detect.scene_config.SceneConfig)."),
+    ] = None,
+    workers: Annotated[
+        int, typer.Option("--workers", help="Ray workers (0: render here, no Ray).")
+    ] = 0,
+    address: Annotated[
+        str | None, typer.Option("--address", help="Ray head HOST:PORT (or auto).")
+    ] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
+) -> None:
+    """Render FRAMES randomized RGB-D frames of MODEL with labels into OUT (rgb/, depth/,
+    mask/, mask_visib/, scene_gt.json, scene_camera.json, config.yaml). Run it again to
+    resume an interrupted run."""
+    from sim2real.detect.dataset import generate_dataset
+
+    if quiet:
+        result = generate_dataset(model, out, frames, seed=seed, config=config,
+                                  workers=workers, address=address)  # fmt: skip
+    else:
+        from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+
+        with Progress(
+            TextColumn("frames"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+            TimeRemainingColumn(), transient=True,
+        ) as bar:  # fmt: skip
+            task = bar.add_task("frames", total=None)
+            result = generate_dataset(
+                model, out, frames, seed=seed, config=config, workers=workers, address=address,
+                progress=lambda done, total: bar.update(task, completed=done, total=total),
+            )  # fmt: skip
+    typer.echo(result.summary())

@@ -1,0 +1,166 @@
+"""``sim2real detect dataset``: a randomized RGB-D dataset of a part in BOP layout
+(bop_writer), resumable and shardable.
+
+Frame i depends on (seed, i) alone, so an interrupted run continues where it stopped (frames
+whose files are all there are kept) and a run sharded over Ray workers (each rendering its own
+frame range into the same folder) writes the same bytes as a local run. ``config.yaml`` holds
+the resolved config, the seed, the frame count and the part's identity; a folder holding a
+dataset of another config is refused, not mixed. Labels (scene_gt.json, scene_camera.json)
+are rewritten at the end from every frame's draws (cheap: no rendering)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+from sim2real.core.atomic import check_writable, write_text_atomic
+from sim2real.core.errors import InputError
+from sim2real.detect.bop_writer import frame_done, write_frame, write_labels
+from sim2real.detect.scene_config import SceneConfig, load_scene_config
+
+CONFIG_FILE = "config.yaml"
+CHUNKS_PER_WORKER = 4  # frame ranges per Ray worker (a slow range does not hold up the rest)
+
+
+@dataclass
+class DatasetResult:
+    out: Path
+    frames: int
+    rendered: int
+    """Frames rendered by this run (the others were already there)."""
+    seconds: float
+
+    @property
+    def frames_per_s(self) -> float:
+        return self.rendered / self.seconds if self.seconds > 0 else 0.0
+
+    def summary(self) -> str:
+        kept = self.frames - self.rendered
+        resumed = f", {kept} already there" if kept else ""
+        return (
+            f"wrote {self.rendered} frames to {self.out} ({self.frames} in all{resumed}) in "
+            f"{self.seconds:.1f} s, {self.frames_per_s:.1f} frames/s"
+        )
+
+
+def _resolved(model: Path, mesh, frames: int, seed: int, cfg: SceneConfig) -> dict:
+    from sim2real.detect.detector import mesh_hash
+
+    return {
+        "model": str(model),
+        "model_sha256": mesh_hash(mesh),
+        "seed": seed,
+        "frames": frames,
+        "scene": cfg.model_dump(mode="json"),
+    }
+
+
+def _check_same_dataset(out: Path, resolved: dict) -> None:
+    """A folder that is not empty must hold a dataset of the same config (frames may differ)."""
+    if not out.exists() or not any(out.iterdir()):
+        return
+    path = out / CONFIG_FILE
+    if not path.is_file():
+        raise InputError(
+            out, "--out", "exists and holds no dataset (no config.yaml): choose another"
+        )
+    old = yaml.safe_load(path.read_text()) or {}
+    for key in ("model_sha256", "seed", "scene"):
+        if old.get(key) != resolved[key]:
+            what = {"model_sha256": "another part", "seed": "another seed"}.get(
+                key, "another config"
+            )
+            raise InputError(path, key, f"holds a dataset of {what}: choose another --out")
+
+
+def render_range(model: str, cfg_json: dict, seed: int, out: str, indices: list[int]) -> int:
+    """Render and write frames ``indices`` (a Ray job, or the local run): the count written."""
+    from sim2real.detect.render_rgbd import SampleRenderer, load_part_model
+
+    renderer = SampleRenderer(load_part_model(model), SceneConfig(**cfg_json), seed)
+    for i in indices:
+        write_frame(Path(out), i, renderer.sample(i))
+    return len(indices)
+
+
+def _chunks(indices: list[int], n: int) -> list[list[int]]:
+    return [list(c) for c in np.array_split(np.asarray(indices, int), n) if len(c)]
+
+
+def generate_dataset(
+    model: str | Path,
+    out: str | Path,
+    frames: int,
+    *,
+    seed: int = 0,
+    config: SceneConfig | str | Path | None = None,
+    workers: int = 0,
+    address: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> DatasetResult:
+    """Render ``frames`` randomized frames of ``model`` (a mesh file or MODEL_DIR) into ``out``.
+    ``config``: a SceneConfig or its YAML (None: defaults). ``workers`` >= 1 or ``address``:
+    frame ranges as Ray tasks (a local Ray of ``workers`` CPUs, or the cluster at ``address``,
+    whose nodes must see ``out`` at the same path). ``progress(done, total)`` after each
+    locally rendered frame. Bad input (a mesh without faces, an unwritable ``out``, a frame
+    count < 1, a config field) is an InputError before anything is written."""
+    from sim2real.detect.render_rgbd import SampleRenderer, load_part_model
+
+    if isinstance(frames, bool) or int(frames) != frames or frames < 1:
+        raise InputError("--frames", None, f"{frames}: give a number of frames >= 1")
+    if workers < 0:
+        raise InputError("--workers", None, f"{workers}: give 0 (no Ray) or a number >= 1")
+    model, out = Path(model), Path(out)
+    cfg = load_scene_config(config) if isinstance(config, str | Path) else config or SceneConfig()
+    part = load_part_model(model)
+    check_writable(out, "--out", folder=True)
+    resolved = _resolved(model.resolve(), part.mesh, int(frames), int(seed), cfg)
+    _check_same_dataset(out, resolved)
+    try:
+        renderer = SampleRenderer(part, cfg, seed)  # the texture bank, the sensor profile
+    except ValueError as exc:  # a camera that does not scale to the image size
+        raise InputError(
+            config if isinstance(config, str | Path) else None, None, str(exc)
+        ) from None
+    if workers or address:
+        from sim2real.core.ray_cluster import check_workers, require_ray
+
+        check_workers(max(workers, 1))
+        require_ray("--address" if address else "--workers")
+    out.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(out / CONFIG_FILE, yaml.safe_dump(resolved, sort_keys=False))
+    todo = [i for i in range(int(frames)) if not frame_done(out, i)]
+    t0 = time.perf_counter()
+    if todo and (workers or address):
+        _render_on_ray(model, cfg, seed, out, todo, workers, address)
+    else:
+        try:
+            for n, i in enumerate(todo):
+                write_frame(out, i, renderer.sample(i))
+                if progress is not None:
+                    progress(n + 1, len(todo))
+        except KeyboardInterrupt:
+            raise InputError(
+                out, None, f"interrupted after {n} of {len(todo)} frames: the same command resumes"
+            ) from None
+    seconds = time.perf_counter() - t0
+    write_labels(out, {i: renderer.labels(i) for i in range(int(frames))})
+    return DatasetResult(out, int(frames), len(todo), seconds)
+
+
+def _render_on_ray(model, cfg: SceneConfig, seed, out: Path, todo, workers, address) -> None:
+    from sim2real.core.ray_jobs import run_on_ray
+
+    n = max(workers, 1)
+    jobs = [
+        partial(render_range, str(model.resolve()), cfg.model_dump(mode="json"), int(seed),
+                str(out.resolve()), chunk)
+        for chunk in _chunks(todo, n * CHUNKS_PER_WORKER)
+    ]  # fmt: skip
+    run_on_ray(jobs, address=address, workers=n)
