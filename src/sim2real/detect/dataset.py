@@ -140,14 +140,18 @@ def generate_dataset(
     if todo and (workers or address):
         _render_on_ray(model, cfg, seed, out, todo, workers, address)
     else:
+        done = 0
         try:
-            for n, i in enumerate(todo):
+            for i in todo:
                 write_frame(out, i, renderer.sample(i))
+                done += 1
                 if progress is not None:
-                    progress(n + 1, len(todo))
+                    progress(done, len(todo))
         except KeyboardInterrupt:
             raise InputError(
-                out, None, f"interrupted after {n} of {len(todo)} frames: the same command resumes"
+                out,
+                None,
+                f"interrupted after {done} of {len(todo)} frames: the same command resumes",
             ) from None
     seconds = time.perf_counter() - t0
     write_labels(out, {i: renderer.labels(i) for i in range(int(frames))})

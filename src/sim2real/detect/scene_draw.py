@@ -278,7 +278,8 @@ def draw_frame(
     T_world_part = resting_pose(part, R, xy)
     bbox_centre = (part.vertices.max(axis=0) + part.vertices.min(axis=0)) / 2
     centre = T_world_part[:3, :3] @ bbox_centre + T_world_part[:3, 3]
-    look_target = centre if cfg.camera.jitter else np.array([0.0, 0.0, centre[2]])
+    # no jitter: one camera for every frame, looking at the table's origin (at part height)
+    look_target = centre if cfg.camera.jitter else np.array([0.0, 0.0, diameter / 4])
     camera, T_world_cam = _camera(cfg.camera, base, look_target, diameter, rng)
     tile_part = diameter * _u(rng, cfg.textures.tile_part_rel)
     surfaces = [Surface(part, T_world_part, role="part", **_look(cfg, rng, n_textures, tile_part))]

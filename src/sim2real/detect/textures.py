@@ -72,7 +72,7 @@ def _two_colour(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
 def _checkers(n: int, size: int, rng: np.random.Generator) -> np.ndarray:
     x, y = _grid(size)
-    k = rng.integers(1, 9, n)[:, None, None]  # squares per side (the tile stays periodic)
+    k = 2 * rng.integers(1, 5, n)[:, None, None]  # an even count per side: seamless tiling
     mask = ((np.floor(x * k) + np.floor(y * k)) % 2).astype(bool)
     return _two_colour(mask, rng)
 
