@@ -8,7 +8,6 @@ import pytest
 
 from sim2real.core.camera import CameraIntrinsics
 from sim2real.core.mesh_io import Mesh
-from sim2real.core.raycast import raycasting_scene
 from sim2real.detect.render_rgbd import SampleRenderer
 from sim2real.detect.scene_config import SceneConfig
 from sim2real.detect.shading import CameraLight, shade, shadow_visibility

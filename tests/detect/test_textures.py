@@ -62,7 +62,7 @@ def test_lookup_picks_the_texel_under_uv_and_wraps():
 def test_config_file_errors_name_the_field(tmp_path):
     path = tmp_path / "cfg.yaml"
     path.write_text("textures:\n  count: 0\n")
-    with pytest.raises(InputError, match="textures.count"):
+    with pytest.raises(InputError, match=r"textures\.count"):
         load_scene_config(path)
     path.write_text("camera:\n  elevation_deg: [80, 20]\n")
     with pytest.raises(InputError, match="inverted"):
