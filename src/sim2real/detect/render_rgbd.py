@@ -16,6 +16,7 @@ import numpy as np
 
 from sim2real.core.camera import CameraIntrinsics
 from sim2real.core.mesh_io import Mesh
+from sim2real.core.pose import invert_pose
 from sim2real.detect.image_terms import camera_response
 from sim2real.detect.scene_config import SceneConfig
 from sim2real.detect.scene_draw import FrameDraw, draw_frame, nominal_camera
@@ -61,11 +62,10 @@ def _part_of(part) -> tuple[Mesh, object]:
     return part.mesh, getattr(part, "returns", None)
 
 
-def _inverse(T: np.ndarray) -> np.ndarray:
-    out = np.eye(4)
-    out[:3, :3] = T[:3, :3].T
-    out[:3, 3] = -T[:3, :3].T @ T[:3, 3]
-    return out
+def _rotate(x: np.ndarray, R: np.ndarray) -> np.ndarray:
+    """(N, 3) rows of ``x`` rotated by (3, 3) ``R`` (``x @ R.T``), by einsum: a BLAS product
+    of this shape with several threads on a loaded machine took milliseconds a call."""
+    return np.einsum("ij,kj->ik", x, R)
 
 
 class SampleRenderer:
@@ -98,23 +98,28 @@ class SampleRenderer:
     def labels(self, index: int) -> tuple[np.ndarray, CameraIntrinsics]:
         """(T_cam_part, camera) of frame ``index`` without rendering it (cheap)."""
         frame, _, _ = self.draw(index)
-        return _inverse(frame.T_world_cam) @ frame.T_world_part, frame.camera
+        return invert_pose(frame.T_world_cam) @ frame.T_world_part, frame.camera
 
-    def sample(self, index: int) -> Sample:
-        """Frame ``index``, rendered."""
+    def depth_renderer(self, frame: FrameDraw):
+        """(the project's DepthRenderer of ``frame``'s scene, T_cam_obj per object id: the
+        part, the room's walls, the distractors, then the table)."""
         from sim2real.sensors.render import DepthRenderer
         from sim2real.sensors.scene import GroundPlane, Scene, SceneObject
 
-        t0 = time.perf_counter()
-        frame, depth_rng, image_rng = self.draw(index)
-        T_cam_world = _inverse(frame.T_world_cam)
+        T_cam_world = invert_pose(frame.T_world_cam)
         poses = [T_cam_world @ s.T_world_obj for s in frame.surfaces] + [T_cam_world]
         objects = [
             SceneObject(s.mesh, T, returns=self._returns if i == PART_ID else None)
             for i, (s, T) in enumerate(zip(frame.surfaces, poses[:-1], strict=True))
         ]
         plane = GroundPlane(T_cam_world, frame.table_size_m)
-        renderer = DepthRenderer(Scene(objects, plane), frame.camera)
+        return DepthRenderer(Scene(objects, plane), frame.camera), poses
+
+    def sample(self, index: int) -> Sample:
+        """Frame ``index``, rendered."""
+        t0 = time.perf_counter()
+        frame, depth_rng, image_rng = self.draw(index)
+        renderer, poses = self.depth_renderer(frame)
         t1 = time.perf_counter()
         depth, geometry = self._depth(renderer, depth_rng)
         t2 = time.perf_counter()
@@ -158,37 +163,40 @@ class SampleRenderer:
 
     def _colour(self, renderer, frame: FrameDraw, poses, geometry, rng) -> np.ndarray:
         cam = frame.camera
-        valid = geometry.object_id >= 0
+        flat = np.flatnonzero(geometry.object_id.ravel() >= 0)  # the pixels that hit something
         dirs = renderer.camera.pixel_rays()
-        points = dirs * geometry.depth_m[..., None]
-        normals = geometry.normal_cam
-        lights = _camera_lights(frame, _inverse(frame.T_world_cam))
+        z = geometry.depth_m.ravel()[flat]
+        p = dirs.reshape(-1, 3)[flat] * z[:, None]
+        n = geometry.normal_cam.reshape(-1, 3)[flat]
+        ids = geometry.object_id.ravel()[flat]
+        lights = _camera_lights(frame, invert_pose(frame.T_world_cam))
         vis = None
         if self.cfg.lights.shadows and lights:
-            vis = grid_visibility(renderer.test_occlusions, points, normals, valid, lights,
-                                  self.cfg.lights.shadow_stride_px)[valid]  # fmt: skip
-        ids = geometry.object_id[valid]
+            grid = grid_visibility(renderer.test_occlusions, dirs, geometry.depth_m,
+                                   geometry.normal_cam, geometry.object_id >= 0, lights,
+                                   self.cfg.lights.shadow_stride_px)  # fmt: skip
+            vis = grid.reshape(-1, len(lights))[flat]
         surfaces = [*frame.surfaces, frame.table]
-        p, n = points[valid], normals[valid]
         # texture coordinates in each surface's frame: the world's for the room and the table
         # (one product for all pixels), their own for the part and the distractors
         R_wc, t_wc = frame.T_world_cam[:3, :3].astype(np.float32), frame.T_world_cam[:3, 3]
-        p_obj = p @ R_wc.T + t_wc.astype(np.float32)
-        n_obj = n @ R_wc.T
+        p_obj = _rotate(p, R_wc) + t_wc.astype(np.float32)
+        n_obj = _rotate(n, R_wc)
         for k, surface in enumerate(surfaces):
             if surface.role in ("part", "distractor"):
                 where = np.flatnonzero(ids == k)
                 if where.size:
-                    T = _inverse(surface.T_world_obj).astype(np.float32)
-                    p_obj[where] = p_obj[where] @ T[:3, :3].T + T[:3, 3]
-                    n_obj[where] = n_obj[where] @ T[:3, :3].T
+                    T = invert_pose(surface.T_world_obj).astype(np.float32)
+                    p_obj[where] = _rotate(p_obj[where], T[:3, :3]) + T[:3, 3]
+                    n_obj[where] = _rotate(n_obj[where], T[:3, :3])
         look = np.array([[s.texture, s.tile_m, s.specular, s.shininess] for s in surfaces],
                         np.float32)[ids]  # fmt: skip
         uv = triplanar_uv(p_obj, n_obj, look[:, 1])
         albedo = sample_texture(self.bank, look[:, 0].astype(np.intp), uv)
         radiance = shade(p, n, albedo, look[:, 2], look[:, 3], lights, frame.ambient, vis)
-        linear = np.zeros((cam.height, cam.width, 3), np.float32)
-        linear[valid] = radiance
+        linear = np.zeros((cam.height * cam.width, 3), np.float32)
+        linear[flat] = radiance
+        linear = linear.reshape(cam.height, cam.width, 3)
         return camera_response(linear, frame.image, self.cfg.image.gamma, rng)
 
     def _silhouette(self, T_cam_part: np.ndarray, cam: CameraIntrinsics) -> np.ndarray:
@@ -208,10 +216,11 @@ class SampleRenderer:
         if u0 >= u1 or v0 >= v1:
             return out
         dirs = cam.pixel_rays()[v0:v1, u0:u1]
-        T_part_cam = _inverse(T_cam_part)
+        T_part_cam = invert_pose(T_cam_part)
         rays = np.empty((*dirs.shape[:2], 6), np.float32)
         rays[..., :3] = T_part_cam[:3, 3]
-        rays[..., 3:] = dirs @ T_part_cam[:3, :3].T.astype(np.float32)
+        R = T_part_cam[:3, :3].astype(np.float32)
+        rays[..., 3:] = _rotate(dirs.reshape(-1, 3), R).reshape(dirs.shape)
         hit = self._part_scene.cast_rays(o3d.core.Tensor(rays))["t_hit"].numpy()
         out[v0:v1, u0:u1] = np.isfinite(hit)
         return out

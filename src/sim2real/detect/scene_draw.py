@@ -10,6 +10,7 @@ import numpy as np
 
 from sim2real.core.camera import CameraIntrinsics
 from sim2real.core.mesh_io import Mesh
+from sim2real.core.pose import look_at, make_pose, quats_to_matrices
 from sim2real.detect.primitives import quad, scaled, unit_primitive
 from sim2real.detect.scene_config import CameraTerm, SceneConfig
 
@@ -78,42 +79,24 @@ def nominal_camera(cfg: SceneConfig) -> CameraIntrinsics:
 
 
 def random_rotation(rng: np.random.Generator) -> np.ndarray:
-    """(3, 3) uniform on SO(3) (a unit quaternion from 4 Gaussians)."""
-    w, x, y, z = rng.standard_normal(4)
-    n = np.sqrt(w * w + x * x + y * y + z * z)
-    w, x, y, z = w / n, x / n, y / n, z / n
-    return np.array(
-        [
-            [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-            [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-            [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
-        ]
-    )
-
-
-def _pose(R: np.ndarray, t: np.ndarray) -> np.ndarray:
-    T = np.eye(4)
-    T[:3, :3], T[:3, 3] = R, t
-    return T
+    """(3, 3) uniform on SO(3): a unit quaternion from 4 Gaussians."""
+    q = rng.standard_normal(4)
+    return quats_to_matrices((q / np.linalg.norm(q))[None])[0]
 
 
 def resting_pose(mesh: Mesh, R: np.ndarray, xy: np.ndarray) -> np.ndarray:
     """T_world_obj: ``mesh`` rotated by R, its lowest point on z = 0, at (x, y)."""
     z_min = float((mesh.vertices @ R.T)[:, 2].min())
-    return _pose(R, np.array([xy[0], xy[1], -z_min]))
+    return make_pose(R, np.array([xy[0], xy[1], -z_min]))
 
 
-def look_at(eye: np.ndarray, target: np.ndarray, roll_rad: float) -> np.ndarray:
-    """T_world_cam of a camera at ``eye`` looking at ``target`` (OpenCV axes: z forward,
-    y down toward the world's -z), turned by ``roll_rad`` about its optical axis."""
-    z = target - eye
-    z /= np.linalg.norm(z)
-    x = np.cross(z, [0.0, 0.0, 1.0])
-    x /= np.linalg.norm(x)
-    y = np.cross(z, x)
+def rolled_look_at(eye: np.ndarray, target: np.ndarray, roll_rad: float) -> np.ndarray:
+    """T_world_cam of ``core.pose.look_at`` (world z up), turned by ``roll_rad`` about the
+    optical axis."""
     c, s = np.cos(roll_rad), np.sin(roll_rad)
-    R = np.stack([c * x + s * y, -s * x + c * y, z], axis=1)
-    return _pose(R, eye)
+    return look_at(eye, target) @ make_pose(
+        np.array([[c, -s, 0], [s, c, 0], [0, 0, 1.0]]), [0, 0, 0]
+    )
 
 
 def _spherical(elevation_rad: float, azimuth_rad: float) -> np.ndarray:
@@ -140,13 +123,13 @@ def _camera(
     azimuth = rng.uniform(0, 2 * np.pi) if jitter else 0.0
     roll = np.radians(pick(term.roll_deg)) if jitter else 0.0
     eye = centre + distance * _spherical(elevation, azimuth)
-    T = look_at(eye, centre, roll)
+    T = rolled_look_at(eye, centre, roll)
     if jitter:  # shift the view so the part is anywhere in the image
         half_w = distance * base.width / (2 * base.fx)
         half_h = distance * base.height / (2 * base.fy)
         shift = T[:3, 0] * _u(rng, term.offset_rel) * 2 * half_w
         shift += T[:3, 1] * _u(rng, term.offset_rel) * 2 * half_h
-        T = look_at(eye, centre + shift, roll)
+        T = rolled_look_at(eye, centre + shift, roll)
         f = _u(rng, term.focal_rel)
         base = CameraIntrinsics(
             fx=base.fx * f,
@@ -222,7 +205,7 @@ def _distractors(
             # seen from the eye, the part's radius at that depth is r (1 - frac): overlap it
             reach = diameter / 2 * (1 - frac) + float(size.max()) / 2
             spot = part_centre + frac * (eye - part_centre) + side * reach * rng.uniform(0.3, 1.0)
-            T = _pose(R, spot)
+            T = make_pose(R, spot)
         else:
             angle = rng.uniform(0, 2 * np.pi)
             r = diameter * _u(rng, term.ring_rel)

@@ -100,22 +100,22 @@ def shadow_visibility(
 
 def grid_visibility(
     test_occlusions,
-    points: np.ndarray,
+    directions: np.ndarray,
+    depth_m: np.ndarray,
     normals: np.ndarray,
     valid: np.ndarray,
     lights: list[CameraLight],
     stride: int,
 ) -> np.ndarray:
     """(H, W, L) bool light visibility from shadow rays on every ``stride``-th pixel per axis
-    (where ``valid``), upsampled by nearest neighbour. points, normals: (H, W, 3)."""
+    (where ``valid``), upsampled by nearest neighbour. directions (z = 1), normals: (H, W, 3);
+    depth_m: (H, W) metres along z."""
     h, w = valid.shape
     sub = valid[::stride, ::stride]
+    points = directions[::stride, ::stride][sub] * depth_m[::stride, ::stride][sub][:, None]
     vis_sub = np.ones((*sub.shape, len(lights)), bool)
     vis_sub[sub] = shadow_visibility(
-        test_occlusions,
-        points[::stride, ::stride][sub],
-        normals[::stride, ::stride][sub],
-        lights,
+        test_occlusions, points, normals[::stride, ::stride][sub], lights
     )
     if stride == 1:
         return vis_sub
