@@ -10,6 +10,7 @@ are rewritten at the end from every frame's draws (cheap: no rendering)."""
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -79,14 +80,21 @@ def _check_same_dataset(out: Path, resolved: dict) -> None:
             raise InputError(path, key, f"holds a dataset of {what}: choose another --out")
 
 
-def render_range(model: str, cfg_json: dict, seed: int, out: str, indices: list[int]) -> int:
+def render_range(model: str, cfg_json: str, seed: int, out: str, indices: list[int]) -> int:
     """Render and write frames ``indices`` (a Ray job, or the local run): the count written."""
-    from sim2real.detect.render_rgbd import SampleRenderer, load_part_model
-
-    renderer = SampleRenderer(load_part_model(model), SceneConfig(**cfg_json), seed)
+    renderer = _worker_renderer(model, cfg_json, seed)
     for i in indices:
         write_frame(Path(out), i, renderer.sample(i))
     return len(indices)
+
+
+@functools.lru_cache(maxsize=2)
+def _worker_renderer(model: str, cfg_json: str, seed: int):
+    """One SampleRenderer per worker process and dataset (its texture bank takes a second)."""
+    from sim2real.detect.render_rgbd import SampleRenderer, load_part_model
+
+    cfg = SceneConfig.model_validate_json(cfg_json)
+    return SampleRenderer(load_part_model(model), cfg, seed)
 
 
 def _chunks(indices: list[int], n: int) -> list[list[int]]:
@@ -163,7 +171,7 @@ def _render_on_ray(model, cfg: SceneConfig, seed, out: Path, todo, workers, addr
 
     n = max(workers, 1)
     jobs = [
-        partial(render_range, str(model.resolve()), cfg.model_dump(mode="json"), int(seed),
+        partial(render_range, str(model.resolve()), cfg.model_dump_json(), int(seed),
                 str(out.resolve()), chunk)
         for chunk in _chunks(todo, n * CHUNKS_PER_WORKER)
     ]  # fmt: skip

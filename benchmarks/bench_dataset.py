@@ -1,0 +1,134 @@
+"""Randomized RGB-D dataset speed: labelled 320x240 frames/s against the project's depth-only
+render of the same scenes, in one run.
+
+python benchmarks/bench_dataset.py [--frames 60] [--workers 2] [--part MESH]
+
+The part: the shared cube (rgbd-visp-rbt) when the real data is there, else the built-in
+bracket. Full randomization on (SceneConfig's defaults: 1000 textures, 0-10 distractors,
+1-4 lights with cast shadows, camera jitter, colour effects, the realsense-d435 depth profile
+with its emitter shadow). Per frame, medians over the frames after a warm-up:
+(a) baseline: the project's depth render (sensors.render.DepthRenderer: scene build, cast,
+    emitter shadow, D435 noise) of the same frame's scene;
+(b) a sample in memory (SampleRenderer.sample: depth as (a) plus colour, masks, labels);
+(c) variants of (b) without the emitter shadow / without light shadows (what each costs);
+(d) the dataset writer end to end (generate_dataset: sample + four PNGs + labels), frames/s
+    over the whole run, here and with --workers Ray workers (Ray's start-up included).
+Target: >= 50 labelled frames/s. Prints `uptime` beside the figures (the machine is shared).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from sim2real.core.data import data_root
+from sim2real.detect.dataset import generate_dataset
+from sim2real.detect.render_rgbd import SampleRenderer, load_part_model
+from sim2real.detect.scene_config import SceneConfig
+
+
+def _part_path(given: str | None, folder: Path) -> Path:
+    if given:
+        return Path(given)
+    root = data_root()
+    cube = root / "real" / "rgbd-visp-rbt" / "models" / "cube.obj" if root else None
+    if cube is not None and cube.is_file():
+        return cube
+    import trimesh
+
+    from sim2real.sensors.demo_part import machined_bracket
+
+    mesh = machined_bracket()
+    path = folder / "bracket.stl"
+    trimesh.Trimesh(mesh.vertices, mesh.faces).export(path)
+    return path
+
+
+def _per_frame_ms(fn, frames: int) -> list[float]:
+    fn(frames)  # warm-up: index `frames` (not measured)
+    times = []
+    for i in range(frames):
+        t0 = time.perf_counter()
+        fn(i)
+        times.append((time.perf_counter() - t0) * 1e3)
+    return times
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--frames", type=int, default=60)
+    parser.add_argument("--workers", type=int, default=2, help="Ray workers for (d); 0: skip")
+    parser.add_argument("--part", default=None, help="mesh or MODEL_DIR (default: the cube)")
+    args = parser.parse_args()
+    n = args.frames
+    tmp = Path(tempfile.mkdtemp(prefix="bench_dataset."))
+    part_path = _part_path(args.part, tmp)
+    part = load_part_model(part_path)
+    cfg = SceneConfig()
+    renderer = SampleRenderer(part, cfg, seed=0)
+    print(f"part {part_path} ({len(part.mesh.faces)} triangles), {cfg.width_px}x{cfg.height_px}")
+    print(
+        f"uptime before: {subprocess.run(['uptime'], capture_output=True, text=True).stdout.strip()}"
+    )
+
+    profile = renderer.profile
+
+    def baseline(i: int) -> None:
+        frame, depth_rng, _ = renderer.draw(i)
+        renderer.depth_renderer(frame)[0].render(profile, depth_rng)
+
+    stages: dict[str, list[float]] = {}
+
+    def ours(i: int) -> None:
+        s = renderer.sample(i)
+        for k, v in s.timings_ms.items():
+            stages.setdefault(k, []).append(v)
+
+    rows = [("(a) depth only (DepthRenderer.render, d435)", _per_frame_ms(baseline, n))]
+    rows.append(("(b) randomized RGB-D sample, in memory", _per_frame_ms(ours, n)))
+    variants = {
+        "(c) (b) without the emitter shadow": cfg.model_copy(
+            update={"depth": cfg.depth.model_copy(update={"emitter_shadow": False})}
+        ),
+        "(c) (b) without light shadows": cfg.model_copy(
+            update={"lights": cfg.lights.model_copy(update={"shadows": False})}
+        ),
+    }
+    for name, variant in variants.items():
+        other = SampleRenderer(part, variant, seed=0)
+        rows.append((name, _per_frame_ms(other.sample, n)))
+    base = statistics.median(rows[0][1])
+    print(
+        f"\n{'per frame (median over ' + str(n) + ')':<46} {'ms':>7} {'frames/s':>9} {'/ (a)':>6}"
+    )
+    for name, times in rows:
+        ms = statistics.median(times)
+        print(f"{name:<46} {ms:7.1f} {1e3 / ms:9.1f} {ms / base:6.2f}")
+    print("\n(b) by stage, median ms: " + ", ".join(
+        f"{k} {statistics.median(v):.1f}" for k, v in stages.items()))  # fmt: skip
+
+    print(f"\n{'dataset writer end to end':<46} {'frames':>7} {'s':>7} {'frames/s':>9}")
+    runs = [("(d) generate_dataset, here", 0)]
+    if args.workers:
+        runs.append((f"(d) generate_dataset, {args.workers} Ray workers", args.workers))
+    for name, workers in runs:
+        out = tmp / f"ds{workers}"
+        t0 = time.perf_counter()
+        try:
+            generate_dataset(part_path, out, n, seed=0, config=cfg, workers=workers)
+        except Exception as exc:  # Ray missing or not starting: say so, keep the table
+            print(f"{name:<46} failed: {exc}")
+            continue
+        wall = time.perf_counter() - t0
+        print(f"{name:<46} {n:7d} {wall:7.1f} {n / wall:9.1f}")
+    print(
+        f"\nuptime after: {subprocess.run(['uptime'], capture_output=True, text=True).stdout.strip()}"
+    )
+
+
+if __name__ == "__main__":
+    main()
