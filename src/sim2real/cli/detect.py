@@ -53,3 +53,11 @@ def dataset_cmd(
                 progress=lambda done, total: bar.update(task, completed=done, total=total),
             )  # fmt: skip
     typer.echo(result.summary())
+
+
+# the detector's commands (cli/detect_train.py), one line each
+from sim2real.cli.detect_train import finetune_cmd, run_cmd, train_cmd  # noqa: E402
+
+app.command("train")(train_cmd)
+app.command("run")(run_cmd)
+app.command("finetune")(finetune_cmd)

@@ -1,7 +1,7 @@
 """Training targets of the detector's network from labelled samples, and its loss.
 
 A label (the image size, ``T_cam_part`` (4, 4), ``K`` (3, 3) and the count of the part's
-visible pixels) gives, on the output grid of stride 4: a Gaussian centre heatmap (CenterNet), and near the centre cell the centre's
+visible pixels) gives, on the output grid of stride 8: a Gaussian centre heatmap (CenterNet), and near the centre cell the centre's
 sub-cell offset, its depth and the keypoints' pixel offsets. A part with fewer than
 ``MIN_VISIBLE_PX`` visible pixels, or whose centre projects outside the image, is "absent":
 an all-zero heatmap and no regression.
@@ -52,7 +52,7 @@ class Label:
 
 
 def sample_targets(label: Label, geometry: PartGeometry) -> dict[str, np.ndarray]:
-    """Targets on the (H/4, W/4) grid of one frame: ``heat`` (1, h, w), ``offset`` (2, h, w),
+    """Targets on the (H/8, W/8) grid of one frame: ``heat`` (1, h, w), ``offset`` (2, h, w),
     ``log_zf`` (1, h, w), ``z`` (1, h, w) centre depth [m], ``keypoints`` (2K, h, w), ``reg``
     (1, h, w) regression weight (0 away from the centre), ``present`` (1,)."""
     H, W = label.height_px, label.width_px

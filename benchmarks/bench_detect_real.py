@@ -1,0 +1,104 @@
+"""The detector trained only in simulation, judged on real frames: the shared ViSP RGB-D
+sequence (the 8.5 cm cube, reference poses in scene_gt.json) and the M3T colour frame (the
+triangle, M3T's pose). Prints the median 3D error of the bounding-box centre, its 2D error in
+the image's own pixels, the depth error and the detection rate; the baseline in the same run
+is the centre of the image at the median reference depth (what a detector that knows only the
+working distance would say), so the ratio shows what the network adds.
+
+python benchmarks/bench_detect_real.py --visp DET_CUBE [--m3t DET_TRIANGLE] [--figures DIR]
+
+No value here is fitted to these files: the detectors were trained on randomized frames only.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+
+from sim2real.core.data import data_root
+from sim2real.detect.detector import load_detector
+from sim2real.detect.evaluate import frame_error, summarize
+from sim2real.detect.run import detect_sequence, sequence_frames
+
+
+def visp_frames(root: Path):
+    from sim2real.tracking.sequence import load_sequence
+
+    folder = root / "rgbd-visp-rbt"
+    seq = load_sequence(folder, obj_id=1)
+    return list(sequence_frames(seq, folder))
+
+
+def m3t_frames(root: Path):
+    from sim2real.core.camera_io import load_camera, load_camera_pose
+    from sim2real.core.image_io import read_rgb
+    from sim2real.core.pose import invert_pose, load_pose_file
+
+    d = root / "depth-m3t"
+    T = (
+        invert_pose(load_camera_pose(d / "color_camera.yaml"))
+        @ load_pose_file(d / "triangle_pose_optimizer_test.txt")
+        @ load_pose_file(d / "triangle.yaml")
+    )
+    K = load_camera(d / "color_camera.yaml").K
+    return [(200, read_rgb(d / "color_camera_image_200.png"), None, K, T)]
+
+
+class _Blind:
+    """Baseline: the image centre at the median reference depth, always "found"."""
+
+    def __init__(self, z_m: float):
+        self.z_m = z_m
+
+    def detect(self, K):
+        from sim2real.detect.detector import Detection
+
+        c = np.array([K[0, 2], K[1, 2]])
+        return Detection(True, 1.0, np.array([0.0, 0.0, self.z_m]), c)
+
+
+def judge(name: str, det_dir: Path, frames, figures: Path | None) -> None:
+    detector = load_detector(det_dir)
+    run = detect_sequence(detector, frames)
+    centre = detector.geometry.centre_part_m
+    z = np.median([(T[:3, :3] @ centre + T[:3, 3])[2] for *_, T in frames])
+    blind = _Blind(float(z))
+    base = summarize([frame_error(f, blind.detect(K), T, centre, K) for f, _, _, K, T in frames])
+    for label, m in (("detector", run.metrics), ("baseline (image centre)", base)):
+        s = m.summary()
+        e3 = "-" if s["median_3d_m"] is None else f"{100 * s['median_3d_m']:.2f} cm"
+        e2 = "-" if s["median_2d_px"] is None else f"{s['median_2d_px']:.1f} px"
+        ez = "-" if s["median_z_m"] is None else f"{100 * s['median_z_m']:.2f} cm"
+        print(
+            f"{name:<6} {label:<24} frames {s['frames']:>3}  detected {100 * s['detection_rate']:5.1f} %"
+            f"  median 3D {e3:>9}  2D {e2:>8}  depth {ez:>8}  within 5 cm {100 * s['within_5cm']:5.1f} %"
+        )
+    if run.metrics.median_3d_m is not None and base.median_3d_m:
+        print(
+            f"{name:<6} 3D error detector / baseline: {run.metrics.median_3d_m / base.median_3d_m:.2f}"
+        )
+    print(f"{name:<6} median {np.median(run.ms_per_frame):.1f} ms per frame (incl. resize, PnP)")
+    if figures is not None:
+        from sim2real.detect.report import real_detections_figure
+
+        figures.mkdir(parents=True, exist_ok=True)
+        real_detections_figure(figures / f"real_{name}.png", frames, run, detector, name)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--visp", type=Path, help="detector trained for models/cube.obj")
+    ap.add_argument("--m3t", type=Path, help="detector trained for depth-m3t/triangle.obj")
+    ap.add_argument("--figures", type=Path, default=None, help="folder for pictures")
+    args = ap.parse_args()
+    root = data_root() / "real"
+    if args.visp:
+        judge("visp", args.visp, visp_frames(root), args.figures)
+    if args.m3t:
+        judge("m3t", args.m3t, m3t_frames(root), args.figures)
+
+
+if __name__ == "__main__":
+    main()

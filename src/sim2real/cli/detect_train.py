@@ -1,0 +1,185 @@
+"""``sim2real detect train | run | finetune``: the detector trained in simulation (thin shells;
+registered on the ``detect`` app of ``cli/detect.py``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from sim2real.core.errors import InputError
+
+
+def train_cmd(
+    model: Annotated[Path, typer.Argument(help="The part: a mesh file or a prepared MODEL_DIR.")],
+    out: Annotated[Path, typer.Option("--out", help="Folder for the detector (DET/).")],
+    config: Annotated[
+        Path | None,
+        typer.Option("--config", help="Training config YAML (detect.train.TrainConfig)."),
+    ] = None,
+    frames: Annotated[
+        int | None, typer.Option("--frames", min=1, help="Randomized training frames.")
+    ] = None,
+    minutes: Annotated[
+        float | None, typer.Option("--minutes", min=0.01, help="Training time budget [min].")
+    ] = None,
+    input_kind: Annotated[
+        str | None, typer.Option("--input", help="rgb or rgbd (default: the config's).")
+    ] = None,
+    seed: Annotated[int | None, typer.Option("--seed", min=0, help="Seed of the run.")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
+) -> None:
+    """Train a detector of MODEL on randomized simulated frames only."""
+    from sim2real.core.atomic import check_writable
+    from sim2real.detect.report import detections_summary, write_detector_folder
+    from sim2real.detect.train import resolve_train_config, train_detector
+
+    check_writable(out, "--out", folder=True)
+    cfg = resolve_train_config(config, frames, minutes, input_kind, seed)
+    with _Progress(quiet) as progress:
+        result = train_detector(model, cfg, progress)
+    write_detector_folder(result, out)
+    t = result.timings
+    typer.echo(
+        f"wrote {out}: {t['steps']} steps, rendering {t['render_s']:.0f} s, training "
+        f"{t['train_s']:.0f} s; simulated validation: {detections_summary(result.val)}"
+    )
+
+
+def run_cmd(
+    det: Annotated[Path, typer.Argument(help="A detector folder (detect train).")],
+    frames: Annotated[
+        list[Path], typer.Option("--frames", help="A BOP-like folder with rgb/ (and depth/).")
+    ],
+    out: Annotated[Path, typer.Option("--out", help="detections.jsonl: one line per frame.")],
+    camera: Annotated[
+        Path | None, typer.Option("--camera", help="Camera file; takes precedence.")
+    ] = None,
+    color_camera: Annotated[
+        Path | None,
+        typer.Option("--color-camera", help="The colour camera when not registered to depth."),
+    ] = None,
+    model: Annotated[
+        Path | None,
+        typer.Option("--model", help="The part: checked to be the one the detector knows."),
+    ] = None,
+) -> None:
+    """Detect the part in each frame; write found, confidence, position_m (and T_cam_part)."""
+    import json
+
+    from sim2real.core.atomic import check_writable, write_text_atomic
+    from sim2real.detect.detector import load_detector
+    from sim2real.detect.run import detect_sequence, sequence_frames
+    from sim2real.tracking.sequence import load_sequence
+
+    if out.suffix.lower() != ".jsonl":
+        raise InputError(out, "--out", "detections are written as JSON lines: use a .jsonl name")
+    check_writable(out, "--out")
+    detector = load_detector(det)
+    if model is not None:
+        from sim2real.models.part import load_part
+
+        detector.check_model(load_part(model).mesh, model)
+    source = frames[0] if len(frames) == 1 and frames[0].is_dir() else list(frames)
+    sequence = load_sequence(source, camera, color_camera=color_camera)
+    result = detect_sequence(detector, sequence_frames(sequence, source))
+    write_text_atomic(out, "".join(json.dumps(r) + "\n" for r in result.records()))
+    lines = result.summary_lines()
+    typer.echo(f"wrote {out}: {lines[0]}")
+    for line in lines[1:]:
+        typer.echo(f"  {line}")
+
+
+def finetune_cmd(
+    det: Annotated[Path, typer.Argument(help="A detector folder (detect train).")],
+    frames: Annotated[
+        list[Path], typer.Option("--frames", help="A BOP-like folder of real frames (rgb/).")
+    ],
+    labels: Annotated[
+        Path, typer.Option("--labels", help="scene_gt.json: reference poses of those frames.")
+    ],
+    out: Annotated[Path, typer.Option("--out", help="Folder for the tuned detector (DET2/).")],
+    k: Annotated[
+        int, typer.Option("--k", min=1, help="Labelled frames trained on (the first k).")
+    ] = 5,
+    naive: Annotated[
+        bool, typer.Option("--naive", help="Real frames only: no replay, no L2-SP (a baseline).")
+    ] = False,
+    minutes: Annotated[
+        float | None, typer.Option("--minutes", min=0.01, help="Fine-tuning time budget [min].")
+    ] = None,
+    obj_id: Annotated[int | None, typer.Option("--obj-id", help="The part's BOP obj_id.")] = None,
+    camera: Annotated[
+        Path | None, typer.Option("--camera", help="Camera file; takes precedence.")
+    ] = None,
+) -> None:
+    """Fine-tune DET on k labelled real frames; report held-out real and simulated errors."""
+    from sim2real.core.atomic import check_writable
+    from sim2real.core.strict import validate
+    from sim2real.core.yaml_io import read_yaml_mapping
+    from sim2real.detect.detector import load_detector
+    from sim2real.detect.finetune import (
+        FinetuneConfig,
+        check_labels,
+        finetune_detector,
+        write_finetuned_folder,
+    )
+    from sim2real.detect.report import detections_summary
+    from sim2real.detect.run import sequence_frames
+    from sim2real.detect.train import TrainConfig
+    from sim2real.tracking.sequence import load_scene_gt, load_sequence
+
+    check_writable(out, "--out", folder=True)
+    detector = load_detector(det)
+    train_cfg = validate(TrainConfig, read_yaml_mapping(det / "config.yaml"), det / "config.yaml")
+    gt = load_scene_gt(labels, obj_id)
+    source = frames[0] if len(frames) == 1 and frames[0].is_dir() else list(frames)
+    sequence = load_sequence(source, camera)
+    check_labels(sequence.frame_ids, list(gt), labels, k)
+    sequence.gt = gt
+    real = [f for f in sequence_frames(sequence, source) if f[4] is not None]
+    cfg = FinetuneConfig(k=k, mode="naive" if naive else "replay")
+    if minutes is not None:
+        cfg = cfg.model_copy(
+            update={"optim": cfg.optim.model_copy(update={"max_minutes": minutes})}
+        )
+    result = finetune_detector(detector, train_cfg, real, cfg)
+    write_finetuned_folder(result, train_cfg, out)
+    typer.echo(f"wrote {out}: {cfg.mode}, k = {k}, {result.steps} steps")
+    for name, before, after in (
+        ("real held-out", result.real_before, result.real_after),
+        ("simulated validation", result.sim_before, result.sim_after),
+    ):
+        typer.echo(f"  {name}: before {detections_summary(before)}")
+        typer.echo(f"  {name}: after  {detections_summary(after)}")
+
+
+class _Progress:
+    """A rich progress bar for the stages ``progress(stage, done, total)`` reports."""
+
+    def __init__(self, quiet: bool):
+        self.quiet = quiet
+
+    def __enter__(self):
+        if self.quiet:
+            return None
+        from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+
+        self.bar = Progress(
+            TextColumn("{task.description}"), BarColumn(), TimeRemainingColumn(), transient=True
+        )
+        self.bar.__enter__()
+        self.tasks: dict[str, int] = {}
+
+        def update(stage: str, done: float, total: float) -> None:
+            if stage not in self.tasks:
+                self.tasks[stage] = self.bar.add_task(stage, total=total)
+            self.bar.update(self.tasks[stage], completed=done, total=total)
+
+        return update
+
+    def __exit__(self, *exc):
+        if not self.quiet:
+            self.bar.__exit__(*exc)
+        return False

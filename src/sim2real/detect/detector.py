@@ -1,0 +1,162 @@
+"""A trained detector: its network, the part it was trained for, and one frame's detection.
+
+``DET/`` on disk: ``weights.pt`` (the network's state dict), ``detector.yaml`` (the network
+config, the part's identity and geometry, the run-time settings). ``detect_frame`` is the one
+call the tracker (and ``sim2real detect run``) uses.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from pydantic import Field
+
+from sim2real.core.errors import InputError
+from sim2real.core.mesh_io import Mesh
+from sim2real.core.strict import StrictModel, validate
+from sim2real.core.yaml_io import read_yaml_mapping
+from sim2real.detect.network import NetworkConfig, build_network
+from sim2real.detect.targets import PartGeometry
+
+WEIGHTS_FILE = "weights.pt"
+DETECTOR_YAML = "detector.yaml"
+
+
+def mesh_hash(mesh: Mesh) -> str:
+    """sha256 of the mesh's vertices (float64, metres, rounded to 1 um) and faces: the part's
+    identity, whatever file or folder it was read from."""
+    h = hashlib.sha256()
+    h.update(np.round(np.asarray(mesh.vertices, np.float64), 6).tobytes())
+    h.update(np.asarray(mesh.faces, np.int64).tobytes())
+    return h.hexdigest()
+
+
+class DetectorSettings(StrictModel):
+    """How a detection is read from the network's outputs."""
+
+    min_confidence: float = Field(0.3, ge=0, le=1, description="peak score to call it found")
+    min_depth_valid: float = Field(
+        0.2, ge=0, le=1, description="valid depth share near the peak to use the depth head"
+    )
+    max_pnp_rms_rel: float = Field(
+        0.15, gt=0, description="PnP residual, in projected part sizes, above which no pose"
+    )
+
+
+class DetectorFile(StrictModel):
+    """``detector.yaml``."""
+
+    network: NetworkConfig = Field(description="the network's shape")
+    settings: DetectorSettings = Field(default_factory=DetectorSettings, description="run-time")
+    model_name: str = Field(description="the part's name")
+    model_path: str = Field(description="the mesh or MODEL_DIR it was trained from, as given")
+    model_hash: str = Field(description="sha256 of the part's mesh (detector.mesh_hash)")
+    centre_part_m: list[float] = Field(description="bounding-box centre, part frame [m]")
+    keypoints_part_m: list[list[float]] = Field(description="(K, 3) keypoints, part frame [m]")
+    symmetries: list[list[list[float]]] = Field(description="(S, 4, 4) symmetries, metres")
+
+
+@dataclass
+class Detector:
+    """A network and what it was trained on; ``net`` is in eval mode for detection."""
+
+    net: object
+    info: DetectorFile
+
+    @property
+    def geometry(self) -> PartGeometry:
+        return PartGeometry(
+            np.asarray(self.info.centre_part_m),
+            np.asarray(self.info.keypoints_part_m),
+            np.asarray(self.info.symmetries),
+        )
+
+    def check_model(self, mesh: Mesh, source: str | Path) -> None:
+        """InputError when ``mesh`` is not the part this detector was trained for."""
+        if mesh_hash(mesh) != self.info.model_hash:
+            raise InputError(
+                source,
+                "model",
+                f"the detector was trained for another part ({self.info.model_name}, mesh "
+                f"sha256 {self.info.model_hash[:12]}), not this one",
+            )
+
+
+@dataclass
+class Detection:
+    """One frame's detection; positions in the camera frame of the image given (metres)."""
+
+    found: bool
+    confidence: float
+    position_m: np.ndarray | None
+    """(3,) the part's bounding-box centre, camera frame [m]; None when nothing was found."""
+    centre_px: np.ndarray | None
+    """(2,) its projection in the given image [px]."""
+    T_cam_part: np.ndarray | None = None
+    """(4, 4) pose from the keypoints (PnP) moved to ``position_m``, or None."""
+    keypoints_px: np.ndarray | None = field(default=None, repr=False)
+    """(K, 2) predicted keypoints in the given image [px]."""
+    depth_from: str = "none"
+    """Which head gave the depth: "depth" (measured depth + offset), "size" or "none"."""
+
+    def to_json(self, frame: int) -> dict:
+        out: dict = {"frame": int(frame), "found": bool(self.found)}
+        out["confidence"] = round(float(self.confidence), 4)
+        out["position_m"] = (
+            None if self.position_m is None else [round(float(v), 5) for v in self.position_m]
+        )
+        if self.T_cam_part is not None:
+            out["T_cam_part"] = [[round(float(v), 6) for v in row] for row in self.T_cam_part]
+        return out
+
+
+def save_detector(detector: Detector, folder: Path) -> None:
+    """Write ``weights.pt`` and ``detector.yaml`` into ``folder`` (an existing, temporary one)."""
+    import torch
+    import yaml
+
+    torch.save(detector.net.state_dict(), folder / WEIGHTS_FILE)
+    text = yaml.safe_dump(detector.info.model_dump(mode="json"), sort_keys=False)
+    (folder / DETECTOR_YAML).write_text(text)
+
+
+def load_detector(folder: str | Path) -> Detector:
+    """Read a ``DET/`` folder; InputError naming the missing or malformed file."""
+    import torch
+
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise InputError(folder, None, "detector folder not found")
+    yaml_path, weights = folder / DETECTOR_YAML, folder / WEIGHTS_FILE
+    if not yaml_path.is_file():
+        raise InputError(yaml_path, None, "missing: not a detector folder (detect train)")
+    if not weights.is_file():
+        raise InputError(weights, None, "missing: the detector folder has no weights")
+    info = validate(DetectorFile, read_yaml_mapping(yaml_path), yaml_path)
+    net = build_network(info.network)
+    try:
+        state = torch.load(weights, map_location="cpu", weights_only=True)
+        net.load_state_dict(state)
+    except Exception as exc:  # a truncated or foreign file: one line, naming it
+        raise InputError(
+            weights, None, f"cannot be read as this detector's weights ({exc})"
+        ) from exc
+    net.eval()
+    return Detector(net, info)
+
+
+def detect_frame(
+    detector: Detector, rgb: np.ndarray, depth_m: np.ndarray | None, K: np.ndarray
+) -> Detection:
+    """Detect the part in one frame: (H, W, 3) uint8 RGB, (H, W) float32 depth [m] registered
+    to it (0 = no return; None: colour only) and its (3, 3) intrinsics. A frame of another size
+    than the network's is resized (intrinsics scaled); the result is in the given image's
+    pixels and camera frame."""
+    from sim2real.detect.decode import decode_outputs, prepare_frame, run_network
+
+    frame = prepare_frame(rgb, depth_m, K, detector.info.network)
+    out = run_network(detector, frame)
+    return decode_outputs(detector, out, frame)

@@ -1,0 +1,75 @@
+"""The detector over a sequence of frames (``sim2real detect run``): one detection per frame,
+the time each took, and the errors where reference poses are given."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+
+from sim2real.core.errors import InputError
+from sim2real.detect.detector import Detection, Detector, detect_frame
+from sim2real.detect.evaluate import DetectionMetrics, FrameError, frame_error, summarize
+
+
+@dataclass
+class DetectRun:
+    detections: list[tuple[int, Detection]]
+    ms_per_frame: list[float]
+    errors: list[FrameError]
+    """Per frame with a reference pose."""
+    metrics: DetectionMetrics | None
+    """None without reference poses."""
+
+    def records(self) -> list[dict]:
+        return [d.to_json(frame) for frame, d in self.detections]
+
+    def summary_lines(self) -> list[str]:
+        n = len(self.detections)
+        found = sum(d.found for _, d in self.detections)
+        lines = [
+            f"{n} frames, part found in {found}, median {np.median(self.ms_per_frame):.1f} ms "
+            "per frame"
+        ]
+        if self.metrics is not None:
+            from sim2real.detect.report import detections_summary
+
+            lines.append(f"against the reference poses: {detections_summary(self.metrics)}")
+        return lines
+
+
+def detect_sequence(detector: Detector, frames: Iterable[tuple]) -> DetectRun:
+    """Detect in each ``(frame id, rgb, depth_m or None, K, T_cam_part or None)``."""
+    detections, times, errors = [], [], []
+    centre = detector.geometry.centre_part_m
+    for frame, rgb, depth, K, T in frames:
+        t0 = time.perf_counter()
+        det = detect_frame(detector, rgb, depth, K)
+        times.append(1e3 * (time.perf_counter() - t0))
+        detections.append((frame, det))
+        if T is not None:
+            errors.append(frame_error(frame, det, T, centre, K))
+    return DetectRun(detections, times, errors, summarize(errors) if errors else None)
+
+
+def sequence_frames(sequence, source):
+    """(frame id, rgb, depth or None, K, T_cam_part or None) of each frame of a tracking
+    ``Sequence``, in the colour camera; depth only when registered to the colour."""
+    from sim2real.core.pose import invert_pose
+
+    if not sequence.has_color:
+        raise InputError(source, "rgb", "the detector needs colour frames (rgb/ or --color)")
+    registered = sequence.color_camera is None and (
+        sequence.T_depth_color is None or np.allclose(sequence.T_depth_color, np.eye(4))
+    )
+    K = (sequence.color_camera or sequence.camera).K
+    T_color_depth = (
+        np.eye(4) if sequence.T_depth_color is None else invert_pose(sequence.T_depth_color)
+    )
+    gt = sequence.gt or {}
+    for i, frame in enumerate(sequence.frame_ids):
+        depth = sequence.read(i) if registered else None
+        T = gt.get(frame)
+        yield frame, sequence.read_color(i), depth, K, None if T is None else T_color_depth @ T

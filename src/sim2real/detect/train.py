@@ -1,0 +1,199 @@
+"""Training the detector on randomized simulated frames only (``sim2real detect train``).
+
+The frames are rendered once into memory (``frames`` of them, seeded per index, so a run is
+reproducible) and the network is trained on them for at most ``max_train_minutes`` or
+``max_steps``, with a cosine learning-rate decay over that budget; ``val_frames`` further
+frames (other indices of the same randomization) measure it.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from pydantic import Field
+
+from sim2real.core.strict import StrictModel
+from sim2real.detect.detector import Detector, DetectorFile, DetectorSettings, mesh_hash
+from sim2real.detect.evaluate import DetectionMetrics, evaluate_frames
+from sim2real.detect.keypoints import bbox_centre, bbox_corners, part_symmetries
+from sim2real.detect.network import NetworkConfig, build_network, network_input, reference_depth
+from sim2real.detect.scene_config import SceneConfig
+from sim2real.detect.sim_data import FrameSet, render_frames
+from sim2real.detect.targets import PartGeometry, detector_loss
+
+
+class OptimConfig(StrictModel):
+    """The optimizer's schedule (shared by training and fine-tuning)."""
+
+    batch_size: int = Field(16, ge=1, le=512, description="frames per step")
+    lr: float = Field(2e-3, gt=0, description="peak learning rate (AdamW), cosine decay to 5 %")
+    weight_decay: float = Field(1e-4, ge=0, description="AdamW weight decay")
+    max_minutes: float = Field(12.0, gt=0, description="wall-clock budget of the steps [min]")
+    max_steps: int | None = Field(None, ge=1, description="step budget (None: time only)")
+    depth_dropout: float = Field(
+        0.1, ge=0, le=1, description="share of frames trained with their depth blanked (RGB-D)"
+    )
+
+
+class TrainConfig(StrictModel):
+    """Everything ``detect train`` resolves (written as DET/config.yaml)."""
+
+    network: NetworkConfig = Field(default_factory=NetworkConfig, description="network shape")
+    scene: SceneConfig = Field(default_factory=SceneConfig, description="the randomization")
+    optim: OptimConfig = Field(default_factory=OptimConfig, description="the optimizer")
+    settings: DetectorSettings = Field(
+        default_factory=DetectorSettings, description="how detections are read at run time"
+    )
+    frames: int = Field(2000, ge=1, description="randomized training frames rendered")
+    val_frames: int = Field(200, ge=1, description="randomized validation frames (other indices)")
+    seed: int = Field(0, ge=0, description="seed of the randomization and the network's init")
+    threads: int = Field(2, ge=1, le=256, description="torch CPU threads")
+
+
+@dataclass
+class TrainResult:
+    detector: Detector
+    config: TrainConfig
+    log: list[dict]
+    """Per logged step: step, elapsed_s, lr, the loss terms."""
+    val: DetectionMetrics
+    preview: FrameSet
+    """A few training frames, for the report."""
+    timings: dict = field(default_factory=dict)
+
+
+def resolve_train_config(
+    path: str | Path | None,
+    frames: int | None = None,
+    minutes: float | None = None,
+    input_kind: str | None = None,
+    seed: int | None = None,
+) -> TrainConfig:
+    """The config of a YAML file (or the defaults) with the command line's overrides."""
+    from sim2real.core.errors import InputError
+    from sim2real.core.strict import validate
+    from sim2real.core.yaml_io import read_yaml_mapping
+
+    cfg = TrainConfig() if path is None else validate(TrainConfig, read_yaml_mapping(path), path)
+    if input_kind is not None and input_kind not in ("rgb", "rgbd"):
+        raise InputError(None, "--input", f"expected rgb or rgbd, got {input_kind!r}")
+    update: dict = {}
+    if frames is not None:
+        update["frames"] = frames
+    if seed is not None:
+        update["seed"] = seed
+    if minutes is not None:
+        update["optim"] = cfg.optim.model_copy(update={"max_minutes": minutes})
+    if input_kind is not None:
+        update["network"] = cfg.network.model_copy(update={"input": input_kind})
+    return cfg.model_copy(update=update)
+
+
+def part_geometry(part) -> PartGeometry:
+    return PartGeometry(bbox_centre(part.mesh), bbox_corners(part.mesh), part_symmetries(part))
+
+
+def fit_network(net, draw_batch, geometry, cfg: OptimConfig, net_cfg, penalty=None, log=None):
+    """Train ``net`` in place on batches ``draw_batch(rng) -> (rgb, depth, targets)`` for the
+    budget of ``cfg``; ``penalty(net) -> tensor`` is added to the loss (fine-tuning's L2-SP);
+    ``log(step, elapsed_s, lr, terms)`` is called every 25 steps and after the last. Returns the
+    steps done."""
+    import torch
+
+    rng = np.random.default_rng(0)
+    opt = torch.optim.AdamW(net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    budget_s = 60.0 * cfg.max_minutes
+    t0, step, terms, lr = time.perf_counter(), 0, None, cfg.lr
+    net.train()
+    while True:
+        elapsed = time.perf_counter() - t0
+        frac = max(elapsed / budget_s, step / cfg.max_steps if cfg.max_steps else 0.0)
+        if frac >= 1.0:
+            if log is not None and terms is not None and step % 25 != 0:
+                log(step, elapsed, lr, {k: float(v.detach()) for k, v in terms.items()})
+            break
+        lr = float(cfg.lr) * float(0.05 + 0.95 * 0.5 * (1 + np.cos(np.pi * frac)))
+        for g in opt.param_groups:
+            g["lr"] = lr
+        rgb, depth, tgt = draw_batch(rng)
+        out = net(network_input(rgb, depth, net_cfg))
+        z_ref = reference_depth(depth) if net_cfg.input == "rgbd" else (None, None)
+        terms = detector_loss(out, tgt, *z_ref)
+        loss = terms["total"] + (penalty(net) if penalty is not None else 0.0)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        step += 1
+        if log is not None and step % 25 == 0:
+            log(
+                step, time.perf_counter() - t0, lr, {k: float(v.detach()) for k, v in terms.items()}
+            )
+    net.eval()
+    return step
+
+
+def sim_eval_frames(frames: FrameSet) -> list[tuple]:
+    """(frame, rgb, depth, K, T_cam_part) of each simulated frame, for ``evaluate_frames``."""
+    return [
+        (i, frames.rgb[i], frames.depth_m[i].astype(np.float32), lab.K, lab.T_cam_part)
+        for i, lab in enumerate(frames.labels)
+        if lab.visible_px > 0
+    ]
+
+
+def train_detector(model: str | Path, cfg: TrainConfig, progress=None) -> TrainResult:
+    """Render ``cfg.frames`` randomized frames of the part ``model`` (a mesh file or a
+    MODEL_DIR), train a detector on them, measure it on ``cfg.val_frames`` others.
+    ``progress(stage, done, total)`` reports rendering (frames) and training (seconds)."""
+    import torch
+
+    from sim2real.detect.render_rgbd import SampleRenderer
+    from sim2real.models.part import load_part
+
+    torch.set_num_threads(cfg.threads)
+    torch.manual_seed(cfg.seed)
+    part = load_part(model)
+    geometry = part_geometry(part)
+    scene = cfg.scene.model_copy(
+        update={"width_px": cfg.network.width_px, "height_px": cfg.network.height_px}
+    )
+    renderer = SampleRenderer(part, scene, seed=cfg.seed)
+    t0 = time.perf_counter()
+    report = (lambda d, n: progress("render", d, n)) if progress else None
+    train = render_frames(renderer, range(cfg.frames), report)
+    val = render_frames(renderer, range(cfg.frames, cfg.frames + cfg.val_frames), report)
+    render_s = time.perf_counter() - t0
+
+    net = build_network(cfg.network)
+    log: list[dict] = []
+
+    def on_log(step, elapsed, lr, terms):
+        log.append({"step": step, "elapsed_s": round(elapsed, 2), "lr": lr, **terms})
+        if progress:
+            progress("train", elapsed, 60.0 * cfg.optim.max_minutes)
+
+    def draw(rng):
+        idx = rng.integers(0, len(train), cfg.optim.batch_size)
+        return train.batch(idx, geometry, rng, cfg.optim.depth_dropout)
+
+    t1 = time.perf_counter()
+    steps = fit_network(net, draw, geometry, cfg.optim, cfg.network, log=on_log)
+    train_s = time.perf_counter() - t1
+    info = DetectorFile(
+        network=cfg.network,
+        settings=cfg.settings,
+        model_name=part.name,
+        model_path=str(model),
+        model_hash=mesh_hash(part.mesh),
+        centre_part_m=geometry.centre_part_m.tolist(),
+        keypoints_part_m=geometry.keypoints_part_m.tolist(),
+        symmetries=geometry.symmetries.tolist(),
+    )
+    detector = Detector(net, info)
+    metrics, _ = evaluate_frames(detector, sim_eval_frames(val))
+    preview = FrameSet(train.rgb[:8], train.depth_m[:8], train.labels[:8])
+    timings = {"render_s": round(render_s, 1), "train_s": round(train_s, 1), "steps": steps}
+    return TrainResult(detector, cfg, log, metrics, preview, timings)

@@ -1,0 +1,75 @@
+"""The detector's network: output shapes, its input, a few steps that lower the loss."""
+
+import numpy as np
+import pytest
+import torch
+from detect.standin_frames import MESH, StandinRenderer
+
+from sim2real.detect.keypoints import bbox_centre, bbox_corners
+from sim2real.detect.network import (
+    NetworkConfig,
+    build_network,
+    network_input,
+    reference_depth,
+)
+from sim2real.detect.sim_data import render_frames
+from sim2real.detect.targets import PartGeometry, detector_loss, sample_targets
+from sim2real.detect.train import OptimConfig, fit_network
+
+GEOMETRY = PartGeometry(bbox_centre(MESH), bbox_corners(MESH), np.eye(4)[None])
+
+
+@pytest.mark.parametrize("inp", ["rgb", "rgbd"])
+def test_output_shapes_at_stride_eight(inp):
+    cfg = NetworkConfig(input=inp, width=8, height_px=240, width_px=320)
+    net = build_network(cfg).eval()
+    rgb = torch.zeros((2, 240, 320, 3), dtype=torch.uint8)
+    x = network_input(rgb, torch.ones((2, 240, 320)), cfg)
+    assert x.shape == (2, 3 if inp == "rgb" else 5, 240, 320)
+    with torch.no_grad():
+        out = net(x)
+    assert out["heat"].shape == (2, 1, 30, 40) and out["offset"].shape == (2, 2, 30, 40)
+    assert out["keypoints"].shape == (2, 16, 30, 40) and out["dz"].shape == (2, 1, 30, 40)
+
+
+def test_reference_depth_is_the_local_mean_of_valid_pixels():
+    depth = torch.zeros((1, 64, 64))
+    depth[0, :, :32] = 0.5  # left half at 0.5 m, right half without depth
+    z, valid = reference_depth(depth)  # 3 x 3 cells of 8 px: a 24 px window per cell
+    assert z.shape == (1, 1, 8, 8)
+    assert torch.allclose(z[0, 0, :, 0], torch.tensor(0.5))  # only valid pixels averaged
+    assert float(valid[0, 0, 3, 7]) == 0.0 and float(valid[0, 0, 3, 1]) == pytest.approx(1.0)
+    assert float(valid[0, 0, 3, 4]) == pytest.approx(0.0 + 8 / 24)  # window 24-48: 8 px valid
+
+
+def test_targets_put_the_peak_on_the_projected_centre():
+    frames = render_frames(StandinRenderer(), [3])
+    lab = frames.labels[0]
+    t = sample_targets(lab, GEOMETRY)
+    c = lab.T_cam_part[:3, :3] @ GEOMETRY.centre_part_m + lab.T_cam_part[:3, 3]
+    uv = (lab.K @ c)[:2] / c[2]
+    i, j = np.unravel_index(np.argmax(t["heat"][0]), t["heat"][0].shape)
+    assert (j, i) == (int(uv[0] // 8), int(uv[1] // 8))
+    assert np.allclose(8 * (np.array([j, i]) + t["offset"][:, i, j]), uv, atol=1e-4)
+    assert t["z"][0, i, j] == pytest.approx(c[2], abs=1e-6)
+
+
+def test_a_few_steps_lower_the_loss_on_a_tiny_batch():
+    torch.manual_seed(0)
+    cfg = NetworkConfig(input="rgbd", width=8, height_px=48, width_px=64)
+    net = build_network(cfg)
+    frames = render_frames(StandinRenderer(), range(4))
+    batch = frames.batch(np.arange(4), GEOMETRY)
+
+    def loss():
+        net.eval()
+        with torch.no_grad():
+            out = net(network_input(batch[0], batch[1], cfg))
+            return float(detector_loss(out, batch[2], *reference_depth(batch[1]))["total"])
+
+    before = loss()
+    steps = fit_network(
+        net, lambda rng: batch, GEOMETRY, OptimConfig(max_steps=60, lr=3e-3, max_minutes=5), cfg
+    )
+    assert steps == 60
+    assert loss() < 0.5 * before
