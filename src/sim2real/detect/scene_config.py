@@ -31,6 +31,14 @@ class _Ranged(StrictModel):
         return self
 
 
+def _check_count(term, lowest: int, highest: int):
+    """``term`` when ``lowest <= count[0] <= count[1] <= highest``, else a ValueError."""
+    lo, hi = term.count
+    if not lowest <= lo <= hi <= highest:
+        raise ValueError(f"count: expected {lowest} <= min <= max <= {highest}, got [{lo}, {hi}]")
+    return term
+
+
 class TextureTerm(_Ranged):
     """Procedural textures, generated from the run's seed, mapped triplanar on every surface
     (the part, the table, the room's walls, the distractors)."""
@@ -72,9 +80,7 @@ class LightTerm(_Ranged):
 
     @model_validator(mode="after")
     def _counts(self) -> LightTerm:
-        if not 1 <= self.count[0] <= self.count[1] <= 8:
-            raise ValueError(f"count: expected 1 <= min <= max <= 8, got {list(self.count)}")
-        return self
+        return _check_count(self, 1, 8)
 
 
 class DistractorTerm(_Ranged):
@@ -95,9 +101,7 @@ class DistractorTerm(_Ranged):
 
     @model_validator(mode="after")
     def _counts(self) -> DistractorTerm:
-        if not 0 <= self.count[0] <= self.count[1] <= 50:
-            raise ValueError(f"count: expected 0 <= min <= max <= 50, got {list(self.count)}")
-        return self
+        return _check_count(self, 0, 50)
 
 
 class CameraTerm(_Ranged):
