@@ -82,20 +82,31 @@ def shadow_visibility(
 ) -> np.ndarray:
     """(N, L) bool: whether each point (N, 3, camera frame) sees each light, from one
     occlusion ray per point and light (``test_occlusions(rays (M, 6), tfar) -> (M,) bool``,
-    the renderer's scene); rays start ``SHADOW_OFFSET_M`` off the surface."""
+    the renderer's scene); rays start ``SHADOW_OFFSET_M`` off the surface. A point whose
+    surface faces away from a light is unlit by it anyway: no ray, False."""
     n, k = len(points), len(lights)
+    visible = np.zeros((n, k), bool)
     if n == 0 or k == 0:
-        return np.ones((n, k), bool)
+        return visible
     origins = (points + normals * np.float32(SHADOW_OFFSET_M)).astype(np.float32)
-    rays = np.empty((k, n, 6), np.float32)
-    for i, light in enumerate(lights):
-        rays[i, :, :3] = origins
+    batches, which = [], []
+    for light in lights:
         if light.kind == "directional":
-            rays[i, :, 3:] = np.asarray(light.vector, np.float32) * np.float32(SUN_SHADOW_M)
+            d = np.broadcast_to(np.asarray(light.vector, np.float32) * np.float32(SUN_SHADOW_M),
+                                origins.shape)  # fmt: skip
         else:
-            rays[i, :, 3:] = np.asarray(light.vector, np.float32) - origins
-    hidden = test_occlusions(rays.reshape(-1, 6), 1.0).reshape(k, n)
-    return ~hidden.T
+            d = np.asarray(light.vector, np.float32) - origins
+        facing = np.flatnonzero(np.einsum("ij,ij->i", normals, d) > 0)
+        batches.append(np.concatenate([origins[facing], d[facing]], axis=1))
+        which.append(facing)
+    rays = np.concatenate(batches)
+    if len(rays):
+        hidden = test_occlusions(rays, 1.0)
+        start = 0
+        for i, facing in enumerate(which):
+            visible[facing, i] = ~hidden[start : start + len(facing)]
+            start += len(facing)
+    return visible
 
 
 def grid_visibility(

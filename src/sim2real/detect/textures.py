@@ -145,4 +145,5 @@ def sample_texture(bank: TextureBank, texture: np.ndarray, uv: np.ndarray) -> np
     (tiles, wrapped)."""
     s = bank.size_px
     ij = np.floor((uv % 1.0) * s).astype(np.intp) % s
-    return bank.albedo[texture, ij[:, 1], ij[:, 0]]
+    flat = (texture * s + ij[:, 1]) * s + ij[:, 0]  # one gather on the flattened bank
+    return bank.albedo.reshape(-1, 3)[flat]
