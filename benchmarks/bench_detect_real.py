@@ -53,7 +53,7 @@ class _Blind:
         self.z_m = z_m
 
     def detect(self, K):
-        from sim2real.detect.detector import Detection
+        from sim2real.detect.detection import Detection
 
         c = np.array([K[0, 2], K[1, 2]])
         return Detection(True, 1.0, np.array([0.0, 0.0, self.z_m]), c)

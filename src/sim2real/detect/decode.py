@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from sim2real.core.errors import InputError
+from sim2real.detect.detection import Detection
 from sim2real.detect.network import (
     F_REF_PX,
     KEYPOINT_SCALE_PX,
@@ -97,8 +98,6 @@ def _to_given(uv: np.ndarray, scale: tuple[float, int, int]) -> np.ndarray:
 
 def decode_outputs(detector, out: dict[str, np.ndarray], frame: NetFrame):
     """The detection at the heatmap's peak (``detector.Detection``)."""
-    from sim2real.detect.detector import Detection
-
     settings, cfg = detector.info.settings, detector.info.network
     heat = 1.0 / (1.0 + np.exp(-out["heat"][0]))
     i, j = np.unravel_index(int(np.argmax(heat)), heat.shape)

@@ -8,7 +8,7 @@ call the tracker (and ``sim2real detect run``) uses.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +18,7 @@ from sim2real.core.errors import InputError
 from sim2real.core.mesh_io import Mesh
 from sim2real.core.strict import StrictModel, validate
 from sim2real.core.yaml_io import read_yaml_mapping
+from sim2real.detect.detection import Detection
 from sim2real.detect.network import NetworkConfig, build_network
 from sim2real.detect.targets import PartGeometry
 
@@ -83,34 +84,6 @@ class Detector:
                 f"the detector was trained for another part ({self.info.model_name}, mesh "
                 f"sha256 {self.info.model_hash[:12]}), not this one",
             )
-
-
-@dataclass
-class Detection:
-    """One frame's detection; positions in the camera frame of the image given (metres)."""
-
-    found: bool
-    confidence: float
-    position_m: np.ndarray | None
-    """(3,) the part's bounding-box centre, camera frame [m]; None when nothing was found."""
-    centre_px: np.ndarray | None
-    """(2,) its projection in the given image [px]."""
-    T_cam_part: np.ndarray | None = None
-    """(4, 4) pose from the keypoints (PnP) moved to ``position_m``, or None."""
-    keypoints_px: np.ndarray | None = field(default=None, repr=False)
-    """(K, 2) predicted keypoints in the given image [px]."""
-    depth_from: str = "none"
-    """Which head gave the depth: "depth" (measured depth + offset), "size" or "none"."""
-
-    def to_json(self, frame: int) -> dict:
-        out: dict = {"frame": int(frame), "found": bool(self.found)}
-        out["confidence"] = round(float(self.confidence), 4)
-        out["position_m"] = (
-            None if self.position_m is None else [round(float(v), 5) for v in self.position_m]
-        )
-        if self.T_cam_part is not None:
-            out["T_cam_part"] = [[round(float(v), 6) for v in row] for row in self.T_cam_part]
-        return out
 
 
 def save_detector(detector: Detector, folder: Path) -> None:

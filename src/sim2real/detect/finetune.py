@@ -101,18 +101,12 @@ def check_labels(frame_ids: list[int], label_ids: list[int], labels_path, k: int
         )
 
 
-def finetune_detector(
-    detector: Detector, train_cfg: TrainConfig, frames: list[tuple], cfg: FinetuneConfig
-) -> FinetuneResult:
-    """Fine-tune a copy of ``detector`` (trained with ``train_cfg``) on the first ``cfg.k`` of
-    the labelled real ``frames`` (frame, rgb, depth, K, T_cam_part), in frame order."""
-    import torch
-
+def sim_frames(detector: Detector, train_cfg: TrainConfig, cfg: FinetuneConfig):
+    """(validation, replay) simulated frames of the detector's own randomization: validation
+    at the indices ``detect train`` validated on, replay after them (never trained on)."""
     from sim2real.detect.render_rgbd import SampleRenderer
     from sim2real.models.part import load_part
 
-    frames = sorted(frames, key=lambda f: f[0])
-    train, held = frames[: cfg.k], frames[cfg.k :]
     part = load_part(detector.info.model_path)
     detector.check_model(part.mesh, detector.info.model_path)
     scene = train_cfg.scene.model_copy(
@@ -120,9 +114,29 @@ def finetune_detector(
     )
     renderer = SampleRenderer(part, scene, seed=train_cfg.seed)
     start = train_cfg.frames
-    sim_val = render_frames(
-        renderer, range(start, start + min(cfg.val_frames, train_cfg.val_frames))
-    )
+    val = render_frames(renderer, range(start, start + min(cfg.val_frames, train_cfg.val_frames)))
+    first = start + train_cfg.val_frames
+    replay = None
+    if cfg.mode == "replay":
+        replay = render_frames(renderer, range(first, first + cfg.replay_frames))
+    return val, replay
+
+
+def finetune_detector(
+    detector: Detector,
+    train_cfg: TrainConfig,
+    frames: list[tuple],
+    cfg: FinetuneConfig,
+    sim: tuple[FrameSet, FrameSet | None] | None = None,
+) -> FinetuneResult:
+    """Fine-tune a copy of ``detector`` (trained with ``train_cfg``) on the first ``cfg.k`` of
+    the labelled real ``frames`` (frame, rgb, depth, K, T_cam_part), in frame order; ``sim``:
+    the (validation, replay) frames of ``sim_frames`` when already rendered."""
+    import torch
+
+    frames = sorted(frames, key=lambda f: f[0])
+    train, held = frames[: cfg.k], frames[cfg.k :]
+    sim_val, replay = sim if sim is not None else sim_frames(detector, train_cfg, cfg)
     sim_eval = sim_eval_frames(sim_val)
     real_before, _ = evaluate_frames(detector, held)
     sim_before, _ = evaluate_frames(detector, sim_eval)
@@ -134,9 +148,7 @@ def finetune_detector(
     pool = real
     n_sim = 0
     if cfg.mode == "replay":
-        # replay frames: indices after the validation ones, never seen in training or validation
-        first = start + train_cfg.val_frames
-        pool = concat(real, render_frames(renderer, range(first, first + cfg.replay_frames)))
+        pool = concat(real, replay)
         n_sim = round(cfg.replay_share * cfg.optim.batch_size)
         anchor = [p.detach().clone() for p in net.parameters()]
 

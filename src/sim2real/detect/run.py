@@ -10,7 +10,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from sim2real.core.errors import InputError
-from sim2real.detect.detector import Detection, Detector, detect_frame
+from sim2real.detect.detection import Detection
+from sim2real.detect.detector import Detector, detect_frame
 from sim2real.detect.evaluate import DetectionMetrics, FrameError, frame_error, summarize
 
 

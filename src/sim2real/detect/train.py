@@ -47,7 +47,7 @@ class TrainConfig(StrictModel):
     settings: DetectorSettings = Field(
         default_factory=DetectorSettings, description="how detections are read at run time"
     )
-    frames: int = Field(2000, ge=1, description="randomized training frames rendered")
+    frames: int = Field(1500, ge=1, description="randomized training frames rendered")
     val_frames: int = Field(200, ge=1, description="randomized validation frames (other indices)")
     seed: int = Field(0, ge=0, description="seed of the randomization and the network's init")
     threads: int = Field(2, ge=1, le=256, description="torch CPU threads")

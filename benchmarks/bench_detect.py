@@ -1,0 +1,109 @@
+"""Detection speed: ``detect_frame`` on a 320x240 RGB-D frame (target <= 30 ms) against
+baselines in the same run: the network's forward pass alone at 320x240 and at 640x480, and the
+tracker's existing way to find a part without a pose (its global search: FPFH + RANSAC on the
+depth, ``Tracker.initialize(None)`` then one ``update``).
+
+python benchmarks/bench_detect.py [--det DET] [--repeat 30]
+
+The frame is the first of the shared real ViSP sequence (the cube); without ``--det`` the
+default network is built with random weights and read with ``min_confidence`` 0, so the PnP
+runs on every frame as it would for a found part (speed does not depend on the weights).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+
+import numpy as np
+
+
+def median_ms(fn, repeat: int) -> float:
+    fn()  # warm up
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(1e3 * (time.perf_counter() - t0))
+    return statistics.median(times)
+
+
+def main() -> None:
+    import torch
+
+    from sim2real.core.data import data_root
+    from sim2real.detect.decode import prepare_frame
+    from sim2real.detect.detector import Detector, DetectorFile, detect_frame, load_detector
+    from sim2real.detect.keypoints import bbox_centre, bbox_corners
+    from sim2real.detect.network import NetworkConfig, build_network, network_input
+    from sim2real.models.part import PreparedModel, load_part
+    from sim2real.tracking.sequence import load_sequence
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--det", default=None, help="a trained detector folder (optional)")
+    ap.add_argument("--repeat", type=int, default=30)
+    ap.add_argument("--threads", type=int, default=2, help="torch CPU threads")
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+    root = data_root() / "real" / "rgbd-visp-rbt"
+    seq = load_sequence(root)
+    rgb, depth, K = seq.read_color(0), seq.read(0), seq.camera.K
+    part = load_part(root / "models" / "cube.obj")
+    if args.det:
+        det = load_detector(args.det)
+    else:
+        cfg = NetworkConfig()
+        det = Detector(
+            build_network(cfg).eval(),
+            DetectorFile(
+                network=cfg,
+                model_name="cube",
+                model_path="cube.obj",
+                model_hash="-",
+                centre_part_m=bbox_centre(part.mesh).tolist(),
+                keypoints_part_m=bbox_corners(part.mesh).tolist(),
+                symmetries=[np.eye(4).tolist()],
+            ),
+        )
+        det.info.settings.min_confidence = 0.0
+    cfg = det.info.network
+    small = prepare_frame(rgb, depth, K, cfg)  # the frame at 320x240, intrinsics scaled
+    print(f"uptime: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} (1, 5 min load)")
+    print(f"network {cfg.input}, width {cfg.width}, input {cfg.width_px}x{cfg.height_px}")
+    ours = median_ms(lambda: detect_frame(det, small.rgb, small.depth_m, small.K), args.repeat)
+    full = median_ms(lambda: detect_frame(det, rgb, depth, K), args.repeat)
+
+    def forward(h, w):
+        x = network_input(torch.zeros((1, h, w, 3), dtype=torch.uint8), torch.ones((1, h, w)), cfg)
+        with torch.no_grad():
+            return median_ms(lambda: det.net(x), args.repeat)
+
+    fwd = forward(cfg.height_px, cfg.width_px)
+    fwd_vga = forward(480, 640)
+    from sim2real.tracking.config import TrackerConfig
+    from sim2real.tracking.tracker import Tracker
+
+    tracker = Tracker(PreparedModel(part.mesh), seq.camera, TrackerConfig())
+
+    def search():
+        tracker.initialize(None)
+        tracker.update(depth, rgb)
+
+    reps = max(3, args.repeat // 10)
+    glob = median_ms(search, reps)
+    print(f"detect_frame, 320x240 frame:           {ours:7.1f} ms (target <= 30 ms)")
+    print(f"detect_frame, 640x480 frame (resized): {full:7.1f} ms")
+    print(
+        f"forward pass alone, 320x240:           {fwd:7.1f} ms  (detect_frame / forward {ours / fwd:.2f})"
+    )
+    print(f"forward pass alone, 640x480:           {fwd_vga:7.1f} ms")
+    print(
+        f"tracker global search, 640x480 depth:  {glob:7.1f} ms  (median of {reps}; / detect_frame {glob / ours:.0f}x)"
+    )
+    print(f"uptime: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} (1, 5 min load)")
+
+
+if __name__ == "__main__":
+    main()
