@@ -58,11 +58,32 @@ def _per_frame_ms(fn, frames: int) -> list[float]:
     return times
 
 
+def _save_grid(renderer: SampleRenderer, path: Path, count: int = 8) -> None:
+    """Samples 0..count-1 side by side: RGB above, depth (grey, near = bright) below, the
+    visible mask's outline in red."""
+    import numpy as np
+    from PIL import Image
+
+    columns = []
+    for i in range(count):
+        s = renderer.sample(i)
+        rgb = s.rgb.copy()
+        edge = s.mask & ~(np.roll(s.mask, 1, 0) & np.roll(s.mask, -1, 0) & np.roll(s.mask, 1, 1)
+                          & np.roll(s.mask, -1, 1))  # fmt: skip
+        rgb[edge] = (255, 0, 0)
+        d = s.depth_m
+        grey = np.where(d > 0, 255 * (1 - np.clip(d / max(float(d.max()), 1e-6), 0, 1)), 0)
+        columns.append(np.concatenate([rgb, np.repeat(grey[..., None], 3, 2).astype(np.uint8)]))
+    Image.fromarray(np.concatenate(columns, axis=1)).save(path)
+    print(f"samples: {path}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--frames", type=int, default=60)
     parser.add_argument("--workers", type=int, default=2, help="Ray workers for (d); 0: skip")
     parser.add_argument("--part", default=None, help="mesh or MODEL_DIR (default: the cube)")
+    parser.add_argument("--grid", default=None, help="also save 8 samples (RGB over depth) here")
     args = parser.parse_args()
     n = args.frames
     tmp = Path(tempfile.mkdtemp(prefix="bench_dataset."))
@@ -125,6 +146,8 @@ def main() -> None:
             continue
         wall = time.perf_counter() - t0
         print(f"{name:<46} {n:7d} {wall:7.1f} {n / wall:9.1f}")
+    if args.grid:
+        _save_grid(renderer, Path(args.grid))
     print(
         f"\nuptime after: {subprocess.run(['uptime'], capture_output=True, text=True).stdout.strip()}"
     )
