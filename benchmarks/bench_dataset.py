@@ -48,14 +48,16 @@ def _part_path(given: str | None, folder: Path) -> Path:
     return path
 
 
-def _per_frame_ms(fn, frames: int) -> list[float]:
+def _per_frame_ms(fn, frames: int) -> tuple[list[float], float]:
+    """(wall ms per frame, median CPU ms of this process per frame)."""
     fn(frames)  # warm-up: index `frames` (not measured)
-    times = []
+    times, cpu = [], []
     for i in range(frames):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         fn(i)
         times.append((time.perf_counter() - t0) * 1e3)
-    return times
+        cpu.append((time.process_time() - c0) * 1e3)
+    return times, statistics.median(cpu)
 
 
 def _save_grid(renderer: SampleRenderer, path: Path, count: int = 8) -> None:
@@ -122,13 +124,12 @@ def main() -> None:
     for name, variant in variants.items():
         other = SampleRenderer(part, variant, seed=0)
         rows.append((name, _per_frame_ms(other.sample, n)))
-    base = statistics.median(rows[0][1])
-    print(
-        f"\n{'per frame (median over ' + str(n) + ')':<46} {'ms':>7} {'frames/s':>9} {'/ (a)':>6}"
-    )
-    for name, times in rows:
+    base = statistics.median(rows[0][1][0])
+    head = f"per frame (median over {n})"
+    print(f"\n{head:<46} {'ms':>7} {'frames/s':>9} {'/ (a)':>6} {'CPU ms':>7}")
+    for name, (times, cpu) in rows:
         ms = statistics.median(times)
-        print(f"{name:<46} {ms:7.1f} {1e3 / ms:9.1f} {ms / base:6.2f}")
+        print(f"{name:<46} {ms:7.1f} {1e3 / ms:9.1f} {ms / base:6.2f} {cpu:7.1f}")
     print("\n(b) by stage, median ms: " + ", ".join(
         f"{k} {statistics.median(v):.1f}" for k, v in stages.items()))  # fmt: skip
 
