@@ -32,9 +32,10 @@ def dataset_cmd(
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
 ) -> None:
-    """Render FRAMES randomized RGB-D frames of MODEL with labels into OUT (rgb/, depth/,
-    mask/, mask_visib/, scene_gt.json, scene_camera.json, config.yaml). Run it again to
-    resume an interrupted run."""
+    """Render FRAMES labelled, randomized RGB-D frames of MODEL into a BOP folder.
+
+    OUT gets rgb/, depth/, mask/, mask_visib/, scene_gt.json, scene_camera.json and
+    config.yaml. Run the same command again to resume an interrupted run."""
     from sim2real.detect.dataset import generate_dataset
 
     if quiet:
