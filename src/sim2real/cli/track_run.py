@@ -31,7 +31,9 @@ def run_cmd(
         str,
         typer.Option(
             "--init",
-            help="The part's pose in the first frame (T_cam_part: numbers or a file), or 'auto' to search for it.",
+            help="The part's pose in the first frame (T_cam_part: numbers or a file), 'auto' to "
+            "search for it, or detect:DET for a detector of `sim2real detect train` (it also "
+            "proposes poses whenever the track is lost).",
         ),
     ] = "auto",
     camera: Annotated[
@@ -123,12 +125,20 @@ def run_cmd(
         use_color=not no_color,
         align_color=align_color,
     )
+    spec, proposer = init.strip(), None
+    if spec.lower().startswith("detect:"):
+        if not sequence.has_color:
+            raise InputError(spec[7:], "--init", "a detector needs colour frames (rgb/ or --color)")
+        from sim2real.tracking.proposals import detector_proposer
+
+        color_camera = sequence.color_camera or sequence.camera
+        proposer = detector_proposer(spec[7:], part.mesh, color_camera, sequence.T_depth_color)
     T_init = (
         None
-        if init.strip().lower() == "auto"
+        if spec.lower() == "auto" or proposer is not None
         else parse_pose(init, rpy_deg=rpy_deg, field="--init")
     )
-    result = track_recording(part, sequence, T_init, symmetry=given_symmetry)
+    result = track_recording(part, sequence, T_init, symmetry=given_symmetry, proposer=proposer)
     write_pose_records(out, result.run.records)
     lines = result.summary_lines()
     typer.echo(f"wrote {out}: {lines[0]}")

@@ -15,6 +15,7 @@ from sim2real.models.part import PreparedModel
 from sim2real.models.symmetry import Symmetry
 from sim2real.tracking.config import TrackerConfig
 from sim2real.tracking.evaluation import TrackEvaluation, evaluate_track
+from sim2real.tracking.proposals import Proposer
 from sim2real.tracking.tracker import Tracker
 
 
@@ -31,14 +32,17 @@ def track_sequence(
     init: np.ndarray | None,
     config: TrackerConfig | None = None,
     progress=None,
+    proposer: Proposer | None = None,
 ) -> TrackRun:
     """Run the tracker over every frame of ``sequence`` (``sim2real.tracking.sequence.Sequence``).
     ``init``: the part's pose in the first frame, or None to search for it. A frame that cannot
     be read as the camera's size is reported ``lost`` (with a warning), never tracked.
-    ``part``: a ``PreparedModel`` (its stored views and tuned returns are used) or a mesh."""
+    ``part``: a ``PreparedModel`` (its stored views and tuned returns are used) or a mesh;
+    ``proposer``: poses the tracker tries first whenever it has none (first frame, lost)."""
     T_color_depth = None if sequence.T_depth_color is None else invert_pose(sequence.T_depth_color)
     tracker = Tracker(part, sequence.camera, config, sequence.color_camera, T_color_depth)
     tracker.initialize(init)
+    tracker.proposer = proposer
     records = []
     for i, frame_id in enumerate(sequence.frame_ids):
         try:
@@ -146,6 +150,7 @@ def track_recording(
     *,
     symmetry: Symmetry | None = None,
     config: TrackerConfig | None = None,
+    proposer: Proposer | None = None,
 ) -> RecordingTrack:
     """Track ``part`` through a recorded ``sequence`` (``tracking.sequence.load_sequence``) from
     ``init`` (T_cam_part of the first frame, or None to search for it); measure the residual
@@ -161,7 +166,7 @@ def track_recording(
     sequence.read(0)  # a first frame that does not fit the camera is bad input, not 'lost'
     if sequence.has_color:
         sequence.read_color(0)
-    run = track_sequence(part, sequence, init, config)
+    run = track_sequence(part, sequence, init, config, proposer=proposer)
     out = RecordingTrack(run, part, sequence)
     found = [i for i, r in enumerate(run.records) if r.status != "lost"]
     if found:

@@ -27,6 +27,7 @@ from sim2real.tracking.background import StaticBackground
 from sim2real.tracking.config import TrackerConfig
 from sim2real.tracking.fused_align import FusedSettings, fused_align
 from sim2real.tracking.icp import Alignment, align, align_nearest, evaluate, outline_agreement
+from sim2real.tracking.proposals import Proposer, best_proposal
 from sim2real.tracking.region import RegionModality
 from sim2real.tracking.relocalize import LostSearch, trusted_recovery
 
@@ -95,6 +96,7 @@ class Tracker:
         )
         self._color: np.ndarray | None = None  # this frame's colour image, if any
         self._colors_trusted = False  # learned at a confirmed pose (not only at a given start)
+        self.proposer: Proposer | None = None  # poses to try first when lost (a detector)
 
     def initialize(self, T_cam_part: np.ndarray | None) -> None:
         """Start from a known pose, or (None) search the next frame for the part."""
@@ -376,6 +378,11 @@ class Tracker:
         return align_nearest(pts, self.views.points[k], self.views.normals[k], T_guess, 0.05)
 
     def _relocalize(self, depth: np.ndarray) -> Alignment | None:
+        if self.proposer is not None:
+            proposals = self.proposer(depth, self._color)
+            found = best_proposal(self._align, depth, proposals, self.config)
+            if found is not None and trusted_recovery(found, self.config):
+                return found
         if self._search is None:
             self._search = LostSearch(
                 self.mesh, self.views, self.camera, self.config, self.background

@@ -1,0 +1,91 @@
+"""Pose proposals for a tracker that has no pose (first frame, after a loss): an outside finder,
+typically a detector trained in simulation (``sim2real detect``), says where the part may be;
+each proposal is aligned by the tracker's own ICP and must pass the bars of any re-found pose
+(``trusted_recovery``), so a wrong proposal costs time, never a wrong ``tracking``. Without a
+trusted proposal the tracker's own global search runs as before."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+from scipy.spatial.transform import Rotation
+
+from sim2real.core.camera import CameraIntrinsics
+from sim2real.core.mesh_io import Mesh
+from sim2real.tracking.config import TrackerConfig
+from sim2real.tracking.icp import Alignment
+from sim2real.tracking.relocalize import recovery_rank
+
+Proposer = Callable[[np.ndarray, np.ndarray | None], list[np.ndarray]]
+"""(depth (H, W) metres, colour image (h, w, 3) uint8 or None) -> candidate ``T_cam_part``
+(4, 4) in the depth camera's frame, best first."""
+
+
+def cube_rotations() -> np.ndarray:
+    """(24, 3, 3): the rotations of the cube's symmetry group, a coarse cover of orientations
+    for a proposal that gives a position but no orientation."""
+    return Rotation.create_group("O").as_matrix()
+
+
+def poses_at(position_m: np.ndarray, centre_part_m: np.ndarray, rotations: np.ndarray) -> list:
+    """One ``T_cam_part`` per rotation that puts the part's point ``centre_part_m`` (part frame)
+    at ``position_m`` (camera frame)."""
+    poses = []
+    for R in rotations:
+        T = np.eye(4)
+        T[:3, :3] = R
+        T[:3, 3] = np.asarray(position_m, float) - R @ np.asarray(centre_part_m, float)
+        poses.append(T)
+    return poses
+
+
+def best_proposal(
+    align: Callable[[np.ndarray, np.ndarray], Alignment],
+    depth: np.ndarray,
+    proposals: Sequence[np.ndarray],
+    config: TrackerConfig,
+) -> Alignment | None:
+    """Each proposal refined by ``align(depth, T)``; the best by the re-found ranking."""
+    best = None
+    for T in proposals:
+        if T[2, 3] <= 0:
+            continue  # behind the camera: nothing to align
+        a = align(depth, T)
+        if best is None or recovery_rank(a, config) > recovery_rank(best, config):
+            best = a
+    return best
+
+
+def detector_proposer(
+    detector_dir: str | Path,
+    mesh: Mesh,
+    color_camera: CameraIntrinsics,
+    T_depth_color: np.ndarray | None = None,
+    min_confidence: float = 0.3,
+) -> Proposer:
+    """Proposals from a detector trained with ``sim2real detect train`` for ``mesh`` (another
+    part is a one-line error): its pose from the keypoints when it has one, then the coarse
+    orientations at its position. Colour of ``color_camera``; depth is handed to the detector
+    only when registered to colour (``T_depth_color`` None or identity)."""
+    from sim2real.detect.detector import detect_frame, load_detector
+
+    detector = load_detector(detector_dir)
+    detector.check_model(mesh, detector_dir)
+    centre = detector.geometry.centre_part_m
+    T_dc = np.eye(4) if T_depth_color is None else np.asarray(T_depth_color, float)
+    registered = np.allclose(T_dc, np.eye(4), atol=1e-9)
+    rotations = cube_rotations()
+
+    def propose(depth: np.ndarray, color: np.ndarray | None) -> list[np.ndarray]:
+        if color is None:
+            return []
+        found = detect_frame(detector, color, depth if registered else None, color_camera.K)
+        if not found.found or found.position_m is None or found.confidence < min_confidence:
+            return []
+        in_color = [] if found.T_cam_part is None else [found.T_cam_part]
+        in_color += poses_at(found.position_m, centre, rotations)
+        return [T_dc @ T for T in in_color]
+
+    return propose
