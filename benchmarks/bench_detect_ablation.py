@@ -2,12 +2,14 @@
 trained from scratch on randomized frames with one term changed, then judged on the real ViSP
 sequence (the cube) and on simulated validation frames of the full randomization.
 
-python benchmarks/bench_detect_ablation.py [--frames 400] [--minutes 3] [--out DIR] [--cells ...]
+python benchmarks/bench_detect_ablation.py [--frames 400] [--steps 150] [--out DIR] [--cells ...]
 
 Cells: full (1000 textures, distractors, camera jitter, RGB-D), textures-10, textures-100,
 no-distractors, no-jitter, rgb. Every cell has the same reduced budget (``--frames`` rendered,
-``--minutes`` of training): a smaller budget than the shipped ``detect train`` defaults, so the
-figures compare the cells with each other, not with the main detector.
+``--steps`` optimizer steps, counted in steps rather than minutes so that a busy machine does
+not give one cell less training than another): a smaller budget than the shipped
+``detect train`` defaults, so the figures compare the cells with each other, not with the main
+detector.
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ def main() -> None:
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--frames", type=int, default=400)
-    ap.add_argument("--minutes", type=float, default=3.0)
+    ap.add_argument("--steps", type=int, default=150)
     ap.add_argument("--val-frames", type=int, default=100)
     ap.add_argument("--out", type=Path, default=None, help="folder for each cell's DET/")
     ap.add_argument("--cells", nargs="*", default=list(CELLS))
@@ -57,14 +59,15 @@ def main() -> None:
     real = list(sequence_frames(load_sequence(root, obj_id=1), root))
     base = TrainConfig().model_dump()
     base.update(frames=args.frames, val_frames=args.val_frames)
-    base["optim"]["max_minutes"] = args.minutes
+    base["optim"]["max_steps"] = args.steps
+    base["optim"]["max_minutes"] = 60.0  # a cap only: the steps are the budget
     # simulated validation: the full randomization, indices no cell trains on
     full = TrainConfig.model_validate(base)
     scene = full.scene.model_copy(update={"width_px": 320, "height_px": 240})
     sim_val = sim_eval_frames(
         render_frames(SampleRenderer(load_part(model), scene, seed=99), range(args.val_frames))
     )
-    print(f"budget per cell: {args.frames} frames, {args.minutes} min; load {os.getloadavg()[:2]}")
+    print(f"budget per cell: {args.frames} frames, {args.steps} steps; load {os.getloadavg()[:2]}")
     rows = []
     for name in args.cells:
         cfg = TrainConfig.model_validate(merge(base, CELLS[name]))

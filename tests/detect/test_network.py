@@ -73,3 +73,26 @@ def test_a_few_steps_lower_the_loss_on_a_tiny_batch():
     )
     assert steps == 60
     assert loss() < 0.5 * before
+
+
+def test_crops_shift_the_intrinsics_and_keep_the_centre_on_the_same_pixel():
+    frames = render_frames(StandinRenderer(), range(6))
+    rng = np.random.default_rng(0)
+    rgb, depth, tgt = frames.batch(np.arange(6), GEOMETRY, rng, crop_px=(32, 32))
+    assert rgb.shape == (6, 32, 32, 3) and depth.shape == (6, 32, 32)
+    assert tgt["heat"].shape == (6, 1, 4, 4)
+    full = frames.batch(np.arange(6), GEOMETRY)
+    for n in range(6):
+        if tgt["present"][n] == 0:
+            continue
+        i, j = np.unravel_index(int(np.argmax(tgt["heat"][n, 0])), (4, 4))
+        off = tgt["offset"][n, :, i, j].numpy()
+        uv_crop = 8 * (np.array([j, i]) + off)
+        fi, fj = np.unravel_index(int(np.argmax(full[2]["heat"][n, 0])), (6, 8))
+        uv_full = 8 * (np.array([fj, fi]) + full[2]["offset"][n, :, fi, fj].numpy())
+        shift = uv_full - uv_crop  # the crop's corner: on the 8 px grid
+        assert np.allclose(shift % 8, 0, atol=1e-4)
+        # the same pixels: the crop's colour at the centre is the frame's there
+        assert torch.equal(
+            rgb[n, int(uv_crop[1]), int(uv_crop[0])], full[0][n, int(uv_full[1]), int(uv_full[0])]
+        )
