@@ -117,7 +117,11 @@ class CameraTerm(_Ranged):
         (3.0, 9.0), description="camera distance from the part centre, in part diameters"
     )
     distance_m: Range = Field((0.25, 1.5), description="the distance is clipped to this [m]")
-    elevation_deg: Range = Field((20.0, 80.0), description="camera elevation over the table")
+    elevation_deg: Range = Field(
+        (5.0, 85.0),
+        description="camera elevation over the table: from a camera near table height (parts "
+        "seen from the side, as cell cameras beside a conveyor see them) to straight down",
+    )
     roll_deg: Range = Field((-20.0, 20.0), description="rotation about the optical axis")
     offset_rel: Range = Field(
         (-0.35, 0.35), description="look-at offset (image plane) in fractions of the view"
