@@ -90,9 +90,30 @@ def test_crops_shift_the_intrinsics_and_keep_the_centre_on_the_same_pixel():
         uv_crop = 8 * (np.array([j, i]) + off)
         fi, fj = np.unravel_index(int(np.argmax(full[2]["heat"][n, 0])), (6, 8))
         uv_full = 8 * (np.array([fj, fi]) + full[2]["offset"][n, :, fi, fj].numpy())
-        shift = uv_full - uv_crop  # the crop's corner: on the 8 px grid
-        assert np.allclose(shift % 8, 0, atol=1e-4)
+        shift = uv_full - uv_crop  # the crop's corner: whole pixels (no zoom)
+        assert np.allclose(shift, np.round(shift), atol=1e-4)
         # the same pixels: the crop's colour at the centre is the frame's there
         assert torch.equal(
             rgb[n, int(uv_crop[1]), int(uv_crop[0])], full[0][n, int(uv_full[1]), int(uv_full[0])]
         )
+
+
+def test_zoomed_crops_scale_the_intrinsics_with_the_image():
+    # the labels of a zoomed crop put the centre where the resized image shows it: compare the
+    # crop's colour at the labelled centre with the frame's colour at the true centre
+    frames = render_frames(StandinRenderer(), range(8))
+    rng = np.random.default_rng(1)
+    rgb, _, tgt = frames.batch(np.arange(8), GEOMETRY, rng, crop_px=(32, 32), zoom=(1.5, 2.0))
+    checked = 0
+    for n, lab in enumerate(frames.labels):
+        if tgt["present"][n] == 0:
+            continue
+        i, j = np.unravel_index(int(np.argmax(tgt["heat"][n, 0])), (4, 4))
+        u, v = 8 * (np.array([j, i]) + tgt["offset"][n, :, i, j].numpy())
+        c = lab.T_cam_part[:3, :3] @ GEOMETRY.centre_part_m + lab.T_cam_part[:3, 3]
+        U, V = (lab.K @ c)[:2] / c[2]
+        want = frames.rgb[n, round(V), round(U)].astype(int)
+        got = rgb[n, min(31, round(v)), min(31, round(u))].numpy().astype(int)
+        assert np.abs(want - got).max() <= 60  # bilinear: same face colour, blended at edges
+        checked += 1
+    assert checked >= 3

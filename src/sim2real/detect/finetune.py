@@ -163,7 +163,12 @@ def finetune_detector(
         n_real = cfg.optim.batch_size - n_sim
         idx = np.r_[rng.integers(0, len(real), n_real), rng.integers(len(real), len(pool), n_sim)]
         rgb, depth, tgt = pool.batch(
-            idx.astype(int), geometry, rng, cfg.optim.depth_dropout, cfg.optim.crop_px
+            idx.astype(int),
+            geometry,
+            rng,
+            cfg.optim.depth_dropout,
+            cfg.optim.crop_px,
+            cfg.optim.zoom,
         )
         gain = torch.from_numpy(rng.uniform(0.7, 1.3, (len(idx), 1, 1, 3)).astype(np.float32))
         rgb = (rgb.float() * gain).clamp(0, 255).to(torch.uint8)  # exposure / white balance

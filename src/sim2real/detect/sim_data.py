@@ -24,13 +24,16 @@ class FrameSet:
     def __len__(self) -> int:
         return len(self.labels)
 
-    def batch(self, idx, geometry: PartGeometry, rng=None, depth_dropout=0.0, crop_px=None):
+    def batch(
+        self, idx, geometry: PartGeometry, rng=None, depth_dropout=0.0, crop_px=None, zoom=None
+    ):
         """(rgb (B, h, w, 3) uint8, depth (B, h, w) float32, targets) as torch tensors;
         ``depth_dropout``: share of frames whose depth is blanked (drawn with ``rng``), so an
         RGB-D network also learns to find the part without depth; ``crop_px`` (w, h): a crop
         of each frame (the network is fully convolutional: crops train it at a fraction of
         the cost), placed on the part's centre with chance ``CROP_ON_PART`` (else anywhere),
-        its corner on the output grid, the intrinsics shifted with it."""
+        the intrinsics shifted with it; ``zoom`` (low, high): scale factors of the crops (see
+        ``_crops``)."""
         import torch
 
         idx = np.asarray(idx)
@@ -40,7 +43,7 @@ class FrameSet:
         H, W = rgb.shape[1:3]
         if crop_px is not None and rng is not None and (crop_px[0] < W or crop_px[1] < H):
             size = (min(crop_px[0], W), min(crop_px[1], H))
-            rgb, depth, labels = _crops(rgb, depth, labels, geometry, size, rng)
+            rgb, depth, labels = _crops(rgb, depth, labels, geometry, size, rng, zoom)
         if depth_dropout > 0 and rng is not None:
             depth[rng.random(len(idx)) < depth_dropout] = 0.0
         tgt = stack_targets([sample_targets(lab, geometry) for lab in labels])
@@ -50,7 +53,12 @@ class FrameSet:
 CROP_ON_PART = 0.8
 
 
-def _crops(rgb, depth, labels, geometry, crop_px, rng):
+def _crops(rgb, depth, labels, geometry, crop_px, rng, zoom=None):
+    """Crops of ``crop_px`` (w, h); ``zoom`` (low, high): each crop first scaled by a factor
+    drawn log-uniformly in that range (a longer or shorter focal length: the part looks larger
+    or smaller at the same depth), the intrinsics scaled with it."""
+    from PIL import Image
+
     from sim2real.detect.keypoints import project
     from sim2real.detect.network import STRIDE
 
@@ -60,21 +68,34 @@ def _crops(rgb, depth, labels, geometry, crop_px, rng):
     out_depth = np.empty((len(labels), ch, cw), np.float32)
     out_labels = []
     for n, lab in enumerate(labels):
+        z = 1.0
+        if zoom is not None:
+            z = float(np.exp(rng.uniform(np.log(zoom[0]), np.log(zoom[1]))))
+            z = max(z, cw / W, ch / H)
+        sw, sh = min(W, round(cw / z)), min(H, round(ch / z))  # the window in the frame
         T = lab.T_cam_part
         c = T[:3, :3] @ geometry.centre_part_m + T[:3, 3]
         if c[2] > 0 and lab.visible_px > 0 and rng.random() < CROP_ON_PART:
             u, v = project(c[None], lab.K)[0]
-            x0 = rng.uniform(u - cw + STRIDE, u - STRIDE)
-            y0 = rng.uniform(v - ch + STRIDE, v - STRIDE)
+            m = STRIDE / z
+            x0, y0 = rng.uniform(u - sw + m, u - m), rng.uniform(v - sh + m, v - m)
         else:
-            x0, y0 = rng.uniform(0, W - cw), rng.uniform(0, H - ch)
-        x0 = int(np.clip(x0 // STRIDE * STRIDE, 0, W - cw))
-        y0 = int(np.clip(y0 // STRIDE * STRIDE, 0, H - ch))
-        out_rgb[n] = rgb[n, y0 : y0 + ch, x0 : x0 + cw]
-        out_depth[n] = depth[n, y0 : y0 + ch, x0 : x0 + cw]
-        K = lab.K.copy()
-        K[0, 2] -= x0
-        K[1, 2] -= y0
+            x0, y0 = rng.uniform(0, W - sw), rng.uniform(0, H - sh)
+        x0, y0 = int(np.clip(x0, 0, W - sw)), int(np.clip(y0, 0, H - sh))
+        if (sw, sh) == (cw, ch):
+            out_rgb[n] = rgb[n, y0 : y0 + ch, x0 : x0 + cw]
+            out_depth[n] = depth[n, y0 : y0 + ch, x0 : x0 + cw]
+        else:
+            win = Image.fromarray(np.ascontiguousarray(rgb[n, y0 : y0 + sh, x0 : x0 + sw]))
+            out_rgb[n] = np.asarray(win.resize((cw, ch), Image.BILINEAR))
+            d = Image.fromarray(np.ascontiguousarray(depth[n, y0 : y0 + sh, x0 : x0 + sw]))
+            out_depth[n] = np.asarray(d.resize((cw, ch), Image.NEAREST))
+        K = lab.K.copy()  # pixel u of the window -> (u - x0 + 0.5) * sx - 0.5 (as PIL resizes)
+        sx, sy = cw / sw, ch / sh
+        K[0, 0] *= sx
+        K[1, 1] *= sy
+        K[0, 2] = (K[0, 2] - x0 + 0.5) * sx - 0.5
+        K[1, 2] = (K[1, 2] - y0 + 0.5) * sy - 0.5
         # the visible pixels are not known per crop: the part counts as seen when its centre
         # is inside (a partly cropped part still has its centre there to find)
         out_labels.append(Label(ch, cw, T, K, lab.visible_px))

@@ -36,6 +36,11 @@ class OptimConfig(StrictModel):
     depth_dropout: float = Field(
         0.1, ge=0, le=1, description="share of frames trained with their depth blanked (RGB-D)"
     )
+    zoom: tuple[float, float] | None = Field(
+        (0.6, 1.7),
+        description="crops scaled by a factor drawn log-uniformly in [low, high] (a focal length "
+        "change: the part looks larger or smaller at the same depth); None: no scaling",
+    )
     crop_px: tuple[int, int] | None = Field(
         (160, 128),
         description="train on crops of this size [px] (w, h; multiples of 16), on the part "
@@ -182,7 +187,8 @@ def train_detector(model: str | Path, cfg: TrainConfig, progress=None) -> TrainR
 
     def draw(rng):
         idx = rng.integers(0, len(train), cfg.optim.batch_size)
-        return train.batch(idx, geometry, rng, cfg.optim.depth_dropout, cfg.optim.crop_px)
+        o = cfg.optim
+        return train.batch(idx, geometry, rng, o.depth_dropout, o.crop_px, o.zoom)
 
     t1 = time.perf_counter()
     steps = fit_network(net, draw, geometry, cfg.optim, cfg.network, log=on_log)
