@@ -113,6 +113,46 @@ def test_shadow_prefilter_matches_the_exhaustive_query():
     assert np.array_equal(fast.shadow, exhaustive.shadow)
 
 
+def test_an_occluder_beyond_the_image_border_shadows_the_border_band_exactly():
+    """A box close to the camera and wholly outside the image on the emitter's side (+x) hides
+    part of the wall from the emitter inside the image (wall columns 612-639: the segments to
+    the emitter pass x 0.33-0.53 at the box's depth); the pre-filter, which sees only what is in
+    the image, checks the band fx B / z_min wide at that border by exact rays."""
+    box = mesh_of(trimesh.creation.box((0.2, 0.2, 0.05)), "box")
+    box_pose = make_pose(np.eye(3), [0.43, 0.0, 0.5])  # x 0.33-0.53 at z 0.475: columns >= 667
+    wall_mesh, wall_pose = wall(1.0)
+    renderer = DepthRenderer(make_scene([box, wall_mesh], [box_pose, wall_pose]), VGA)
+    assert renderer._exact_band_px(0.075) == pytest.approx(500 * 0.075 / 0.475)
+    fast = renderer.render_ideal(baseline_m=0.075)
+    exhaustive = renderer.render_ideal(baseline_m=0.075, shadow_prefilter=False)
+    assert exhaustive.shadow[:, 600:].sum() > 1000 and not exhaustive.shadow[:, :600].any()
+    assert np.array_equal(fast.shadow, exhaustive.shadow)
+
+
+def test_a_room_around_the_camera_does_not_switch_the_prefilter_off():
+    """The inner walls of a box room that holds the camera cannot hide anything from an
+    emitter inside it: marked ``encloses_camera``, they leave the pre-filter on (band 0), and
+    the shadows equal the exhaustive query's."""
+    from sim2real.sensors.scene import Scene, SceneObject
+
+    room = trimesh.creation.box((3.0, 3.0, 3.0))
+    room.invert()  # faces inward
+    inside = SceneObject(
+        mesh_of(room, "room"), make_pose(np.eye(3), [0, 0, 1.0]), encloses_camera=True
+    )
+    box = SceneObject(
+        mesh_of(trimesh.creation.box((0.1, 0.1, 0.1)), "box"), make_pose(np.eye(3), [0, 0, 0.8])
+    )
+    renderer = DepthRenderer(Scene([box, inside]), VGA)
+    assert renderer._exact_band_px(0.05) == 0.0
+    fast = renderer.render_ideal(baseline_m=0.05)
+    exhaustive = renderer.render_ideal(baseline_m=0.05, shadow_prefilter=False)
+    assert fast.shadow.sum() > 100
+    assert np.array_equal(fast.shadow, exhaustive.shadow)
+    plain = DepthRenderer(Scene([box, SceneObject(inside.mesh, inside.T_cam_obj)]), VGA)
+    assert plain._exact_band_px(0.05) is None  # unmarked, the walls behind the camera forbid it
+
+
 def test_shadow_candidates_are_empty_on_a_flat_wall():
     depth = np.full((10, 50), 1.0, np.float32)
     assert not shadow_candidates(depth, 500.0, 0.05).any()

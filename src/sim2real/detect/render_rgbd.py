@@ -108,8 +108,15 @@ class SampleRenderer:
 
         T_cam_world = invert_pose(frame.T_world_cam)
         poses = [T_cam_world @ s.T_world_obj for s in frame.surfaces] + [T_cam_world]
+        # the room is a convex box around the camera and its emitter (0.3 m inside at least):
+        # its walls hide nothing from the emitter
         objects = [
-            SceneObject(s.mesh, T, returns=self._returns if i == PART_ID else None)
+            SceneObject(
+                s.mesh,
+                T,
+                returns=self._returns if i == PART_ID else None,
+                encloses_camera=s.role == "room",
+            )
             for i, (s, T) in enumerate(zip(frame.surfaces, poses[:-1], strict=True))
         ]
         plane = GroundPlane(T_cam_world, frame.table_size_m)

@@ -36,6 +36,10 @@ class SceneObject:
     """(4, 4) float64: maps the mesh's coordinates into the camera frame."""
     returns: SurfaceReturns | None = None
     """Tuned return probability per surface region; its mesh replaces ``mesh`` when given."""
+    encloses_camera: bool = False
+    """A convex shell around the camera and its emitter (a room's walls seen from inside): the
+    segment from any point inside it to the emitter stays inside, so it hides nothing from the
+    emitter (the emitter-shadow pass need not look for it)."""
 
     def __post_init__(self) -> None:
         if self.returns is not None and self.returns.mesh is not self.mesh:
