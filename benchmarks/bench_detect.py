@@ -1,7 +1,9 @@
 """Detection speed: ``detect_frame`` on a 320x240 RGB-D frame (target <= 30 ms) against
 baselines in the same run: the network's forward pass alone at 320x240 and at 640x480, and the
 tracker's existing way to find a part without a pose (its global search: FPFH + RANSAC on the
-depth, ``Tracker.initialize(None)`` then one ``update``).
+depth, ``Tracker.initialize(None)`` then one ``update``, the whole frame searched).
+Torch's threads spin while they wait: on a machine loaded by other jobs, 2 threads can be far
+slower than 1 (``--threads 1``); measure on an idle machine.
 
 python benchmarks/bench_detect.py [--det DET] [--repeat 30]
 
@@ -85,7 +87,9 @@ def main() -> None:
     from sim2real.tracking.config import TrackerConfig
     from sim2real.tracking.tracker import Tracker
 
-    tracker = Tracker(PreparedModel(part.mesh), seq.camera, TrackerConfig())
+    # static_camera off: every lost frame searches the whole frame (with it on, a repeated
+    # frame shows no foreground and the whole frame is searched only every 10th lost frame)
+    tracker = Tracker(PreparedModel(part.mesh), seq.camera, TrackerConfig(static_camera=False))
 
     def search():
         tracker.initialize(None)
