@@ -63,7 +63,6 @@ def detector_proposer(
     mesh: Mesh,
     color_camera: CameraIntrinsics,
     T_depth_color: np.ndarray | None = None,
-    min_confidence: float = 0.3,
 ) -> Proposer:
     """Proposals from a detector trained with ``sim2real detect train`` for ``mesh`` (another
     part is a one-line error): its pose from the keypoints when it has one, then the coarse
@@ -82,7 +81,7 @@ def detector_proposer(
         if color is None:
             return []
         found = detect_frame(detector, color, depth if registered else None, color_camera.K)
-        if not found.found or found.position_m is None or found.confidence < min_confidence:
+        if not found.found or found.position_m is None:  # the detector's own confidence bar
             return []
         in_color = [] if found.T_cam_part is None else [found.T_cam_part]
         in_color += poses_at(found.position_m, centre, rotations)
