@@ -2,7 +2,7 @@
 trained from scratch on randomized frames with one term changed, then judged on the real ViSP
 sequence (the cube) and on simulated validation frames of the full randomization.
 
-python benchmarks/bench_detect_ablation.py [--frames 400] [--steps 150] [--out DIR] [--cells ...]
+python benchmarks/bench_detect_ablation.py [--frames 400] [--steps 600] [--out DIR] [--cells ...]
 
 Cells: full (1000 textures, distractors, camera jitter, RGB-D), textures-10, textures-100,
 no-distractors, no-jitter, rgb. Every cell has the same reduced budget (``--frames`` rendered,
@@ -49,7 +49,7 @@ def main() -> None:
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--frames", type=int, default=400)
-    ap.add_argument("--steps", type=int, default=150)
+    ap.add_argument("--steps", type=int, default=600)
     ap.add_argument("--val-frames", type=int, default=100)
     ap.add_argument("--out", type=Path, default=None, help="folder for each cell's DET/")
     ap.add_argument("--cells", nargs="*", default=list(CELLS))
@@ -101,6 +101,7 @@ def main() -> None:
         print(
             f"| {row['cell']} | {row['steps']} | {100 * r['detection_rate']:.0f} % | "
             f"{cm(r['median_3d_m'])} | {px(r['median_2d_px'])} | "
+            f"{cm(row['real_peak']['median_3d_m'])} | "
             f"{100 * s['detection_rate']:.0f} % | {cm(s['median_3d_m'])} |"
         )
     print(f"load {os.getloadavg()[:2]}")
