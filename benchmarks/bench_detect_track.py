@@ -4,7 +4,7 @@ succeeds when the tracker reports `tracking` (or `recovered`) within 3 frames at
 10 % of the part's diameter (ADD-S) of the reference. Against the tracker's own global search
 (no detector) from the same starts, in the same run.
 
-python benchmarks/bench_detect_track.py DET [--frames SEQ] [--mesh MESH] [--step 2]
+python benchmarks/bench_detect_track.py DET [--frames SEQ] [--mesh MESH] [--step 2] [--first K]
 
 Default SEQ and MESH: the shared real sequence (rgbd-visp-rbt) and its cube. DET: a folder of
 `sim2real detect train` for that mesh.
@@ -53,6 +53,9 @@ def main() -> None:
     parser.add_argument("--frames", type=Path)
     parser.add_argument("--mesh", type=Path)
     parser.add_argument("--step", type=int, default=2, help="every n-th frame is a start")
+    parser.add_argument(
+        "--first", type=int, default=0, help="the first start (skip frames a detector was tuned on)"
+    )
     args = parser.parse_args()
     root = data_root() / "real" / "rgbd-visp-rbt"
     frames, mesh = args.frames or root, args.mesh or root / "models" / "cube.obj"
@@ -62,7 +65,7 @@ def main() -> None:
     diameter = diameter_m(points)
     camera = sequence.color_camera or sequence.camera
     proposer = detector_proposer(args.detector, part.mesh, camera, sequence.T_depth_color)
-    starts = list(range(0, len(sequence), args.step))
+    starts = list(range(args.first, len(sequence), args.step))
     print(f"{frames}: {len(starts)} starts, success = `tracking` within {WITHIN_FRAMES} frames "
           f"at ADD-S < 10 % of {1e3 * diameter:.0f} mm")  # fmt: skip
     for name, prop in (("detector", proposer), ("global search (no detector)", None)):
