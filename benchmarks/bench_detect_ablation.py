@@ -91,9 +91,10 @@ def main() -> None:
         print(json.dumps(row), flush=True)
     print()
     print(
-        "| cell | steps | real: detected | real: median 3D | real: 2D | sim: detected | sim: median 3D |"
+        "| cell | steps | real: detected | real: median 3D | real: 2D | real: peak 3D | "
+        "sim: detected | sim: median 3D |"
     )
-    print("| --- | --- | --- | --- | --- | --- | --- |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for row in rows:
         r, s = row["real"], row["sim"]
 
