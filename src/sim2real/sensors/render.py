@@ -319,14 +319,6 @@ class DepthRenderer:
             rows, hidden = _shadow_candidate_rows(depth, self.camera.fx, baseline_m, margin)
             candidates = np.zeros(depth.shape, dtype=bool)
             candidates[rows] = hidden
-            # an occluder's edge between two pixel centres can hide a sliver the pixel centres
-            # do not show (seen: a point 0.9 px from an occluding edge, passed by 0.13 px):
-            # returns beside a depth edge are checked too
-            edge = depth_edges(depth)
-            for shift in (1, 2):
-                edge[:, shift:] |= edge[:, :-shift]
-                edge[:, :-shift] |= edge[:, shift:]
-            candidates |= edge & (depth > 0)
             if band > 0:  # occluders beyond the border: every return of the band is checked
                 cols = np.arange(depth.shape[1])
                 w = self.camera.width - 0.5
