@@ -11,7 +11,7 @@ from sim2real.sensors.demo_part import machined_bracket
 from sim2real.sensors.presets import get_preset
 from sim2real.sensors.render import DepthRenderer
 from sim2real.sensors.scene import make_scene
-from sim2real.tracking.proposals import cube_rotations, poses_at
+from sim2real.tracking.proposals import coarse_rotations, cube_rotations, poses_at
 from sim2real.tracking.tracker import Tracker, TrackerConfig
 
 D435 = get_preset("realsense-d435")
@@ -38,6 +38,19 @@ def test_cube_rotations_are_24_distinct_rotations():
     assert np.allclose(np.einsum("nij,nkj->nik", R, R), np.eye(3), atol=1e-12)
     assert np.allclose(np.linalg.det(R), 1.0)
     assert len({tuple(np.round(r, 6).ravel()) for r in R}) == 24
+
+
+def test_coarse_rotations_cover_every_orientation_within_the_icp_reach():
+    R = coarse_rotations()
+    assert R.shape == (168, 3, 3) and np.allclose(np.linalg.det(R), 1.0)
+    samples = Rotation.random(2000, random_state=0).as_matrix()
+
+    def worst_deg(cover):  # angle to the nearest rotation of the cover, from tr(R_s^T R_c)
+        traces = np.einsum("sij,cij->sc", samples, cover).max(axis=1)
+        return np.degrees(np.arccos(np.clip((traces - 1) / 2, -1, 1))).max()
+
+    assert worst_deg(R) < 50  # 47.5 deg over these samples
+    assert worst_deg(cube_rotations()) > 55  # the group alone leaves up to 62 deg
 
 
 def test_poses_at_put_the_part_centre_at_the_position():
