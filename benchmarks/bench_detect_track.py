@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from sim2real.core.data import data_root
+from sim2real.core.pose import invert_pose
 from sim2real.models.part import load_part
 from sim2real.tracking.pose_errors import adds_m, diameter_m, model_points
 from sim2real.tracking.proposals import detector_proposer
@@ -33,7 +34,7 @@ def start_from(part, sequence, k: int, proposer, points, diameter) -> tuple[bool
     """(success, reported at a wrong pose, ms of the first frame) from start frame index ``k``:
     the first frame reported `tracking` / `recovered` decides."""
     camera = sequence.color_camera
-    T_cd = None if sequence.T_depth_color is None else np.linalg.inv(sequence.T_depth_color)
+    T_cd = None if sequence.T_depth_color is None else invert_pose(sequence.T_depth_color)
     tracker = Tracker(part, sequence.camera, None, camera, T_cd)
     tracker.initialize(None)
     tracker.proposer = proposer

@@ -342,8 +342,7 @@ class DepthRenderer:
             SELF_HIT_SKIP_M / np.linalg.norm(to_emitter, axis=1, keepdims=True)
         )
         rays = np.concatenate([origins, emitter - origins], axis=1).astype(np.float32)
-        occluded = self._raycaster.test_occlusions(self._o3d.core.Tensor(rays), tnear=0.0, tfar=1.0)
-        dark = faces_away | occluded.numpy()
+        dark = faces_away | self.test_occlusions(rays, tfar=1.0)
         shadow[v[dark], u[dark]] = True
         depth[v[dark], u[dark]] = 0
         return shadow
