@@ -1,8 +1,10 @@
-"""Distractor shapes: unit-size primitives from trimesh, built once, scaled per frame."""
+"""Distractor shapes: unit-size primitives from trimesh and the user's mesh files, built once,
+scaled per frame."""
 
 from __future__ import annotations
 
 import functools
+from pathlib import Path
 
 import numpy as np
 
@@ -27,6 +29,18 @@ def unit_primitive(kind: str) -> Mesh:
     vertices = np.asarray(mesh.vertices, np.float64)
     vertices -= (vertices.max(axis=0) + vertices.min(axis=0)) / 2
     return Mesh(vertices, np.asarray(mesh.faces, np.int32), name=kind)
+
+
+@functools.cache
+def unit_mesh(path: str) -> Mesh:
+    """The mesh file at ``path`` centred and scaled to 1 unit across its largest side, like a
+    primitive (InputError naming the file when it cannot be read)."""
+    from sim2real.core.mesh_io import load_mesh
+
+    mesh = load_mesh(path, unit="m")
+    lo, hi = mesh.vertices.min(axis=0), mesh.vertices.max(axis=0)
+    vertices = (mesh.vertices - (lo + hi) / 2) / max(float((hi - lo).max()), 1e-12)
+    return Mesh(vertices, mesh.faces, name=Path(path).stem)
 
 
 def scaled(mesh: Mesh, size: np.ndarray) -> Mesh:

@@ -14,6 +14,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from sim2real.core.camera import CameraIntrinsics
+from sim2real.core.errors import InputError
 from sim2real.core.strict import StrictModel, validate
 from sim2real.core.yaml_io import read_yaml_mapping
 
@@ -57,6 +58,11 @@ class TextureTerm(_Ranged):
     tile_scene_m: Range = Field(
         (0.05, 1.0), description="texture tile side on the table, walls, distractors [m]"
     )
+    images: str | None = Field(
+        None,
+        description="a folder of images (PNG, JPEG) added to the bank, each centre-cropped to "
+        "size_px (photos of the workplace: floors, bins, posters); relative to the config file",
+    )
 
 
 class LightTerm(_Ranged):
@@ -93,6 +99,12 @@ class DistractorTerm(_Ranged):
         min_length=1,
         description="primitive shapes drawn from",
     )
+    meshes: list[str] = Field(
+        default_factory=list,
+        description="mesh files (other parts, tools) drawn instead of a primitive with chance "
+        "mesh_share, each scaled like one; relative to the config file",
+    )
+    mesh_share: float = Field(0.5, ge=0, le=1, description="chance a distractor is a mesh")
     size_rel: Range = Field((0.3, 1.5), description="distractor size in part diameters")
     ring_rel: Range = Field((0.8, 4.0), description="distance from the part in part diameters")
     occluder_share: float = Field(
@@ -180,5 +192,25 @@ class SceneConfig(StrictModel):
 
 
 def load_scene_config(path: str | Path) -> SceneConfig:
-    """A SceneConfig from YAML (missing fields take their defaults); InputError(file, field)."""
-    return validate(SceneConfig, read_yaml_mapping(path, "config file"), path)
+    """A SceneConfig from YAML (missing fields take their defaults; texture images and
+    distractor meshes relative to the file, which must exist); InputError(file, field)."""
+    cfg = validate(SceneConfig, read_yaml_mapping(path, "config file"), path)
+    return resolve_assets(cfg, path)
+
+
+def resolve_assets(cfg: SceneConfig, path: str | Path, prefix: str = "") -> SceneConfig:
+    """``cfg`` (read from ``path``, under ``prefix`` in it) with its texture image folder and
+    distractor meshes made absolute, relative to the file's folder; InputError(file, field)
+    for one that does not exist."""
+    here = Path(path).parent
+    if cfg.textures.images is not None:
+        folder = here / cfg.textures.images
+        if not folder.is_dir():
+            raise InputError(path, f"{prefix}textures.images", f"no folder {folder}")
+        cfg.textures.images = str(folder.resolve())
+    for k, name in enumerate(cfg.distractors.meshes):
+        mesh = here / name
+        if not mesh.is_file():
+            raise InputError(path, f"{prefix}distractors.meshes.{k}", f"no mesh file {mesh}")
+        cfg.distractors.meshes[k] = str(mesh.resolve())
+    return cfg

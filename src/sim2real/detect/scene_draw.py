@@ -11,7 +11,7 @@ import numpy as np
 from sim2real.core.camera import CameraIntrinsics
 from sim2real.core.mesh_io import Mesh
 from sim2real.core.pose import look_at, make_pose, quats_to_matrices
-from sim2real.detect.primitives import quad, scaled, unit_primitive
+from sim2real.detect.primitives import quad, scaled, unit_mesh, unit_primitive
 from sim2real.detect.scene_config import CameraTerm, SceneConfig
 
 TABLE_HEIGHT_M = (0.6, 0.9)
@@ -195,7 +195,10 @@ def _distractors(
     for k in range(count):
         kind = term.kinds[int(rng.integers(len(term.kinds)))]
         size = diameter * _u(rng, term.size_rel) * rng.uniform(0.6, 1.4, 3)
-        mesh = scaled(unit_primitive(kind), size)
+        shape = unit_primitive(kind)
+        if term.meshes and rng.random() < term.mesh_share:  # no draw without meshes: the
+            shape = unit_mesh(term.meshes[int(rng.integers(len(term.meshes)))])  # same frames
+        mesh = scaled(shape, size)
         R = random_rotation(rng)
         if occluder and k == 0:  # floating on the line of sight, overlapping the part's edge
             frac = rng.uniform(0.2, 0.6)

@@ -4,9 +4,11 @@ linear gradients, flat colours) generated from a seed, and triplanar lookup by h
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
+from sim2real.core.errors import InputError
 from sim2real.detect.scene_config import TextureTerm
 
 FLAT_GREY = 0.2
@@ -114,17 +116,48 @@ _MAKERS = {
 def make_texture_bank(term: TextureTerm, seed: int) -> TextureBank:
     """``term.count`` textures of ``term.size_px`` px, the kinds in turn (texture i has kind
     ``term.kinds[i % len(kinds)]``), each kind from its own stream of ``seed``: the same seed
-    and term give the same bank. ``term.enabled`` false: one flat mid-grey texture."""
+    and term give the same bank; then the images of ``term.images`` (kind ``image``).
+    ``term.enabled`` false: one flat mid-grey texture."""
     size = term.size_px
     if not term.enabled:
         return TextureBank(np.full((1, size, size, 3), FLAT_GREY, np.float32), ("flat",))
     kinds = [term.kinds[i % len(term.kinds)] for i in range(term.count)]
     albedo = np.empty((term.count, size, size, 3), np.float32)
     for k, kind in enumerate(dict.fromkeys(term.kinds)):
-        where = np.array([i for i, name in enumerate(kinds) if name == kind])
+        where = np.array([i for i, name in enumerate(kinds) if name == kind], dtype=np.intp)
         rng = np.random.default_rng([seed, 7, k])
         albedo[where] = _MAKERS[kind](len(where), size, rng)
+    if term.images is not None:  # after the procedural ones: their indices stay
+        photos = image_textures(term.images, size)
+        albedo = np.concatenate([albedo, photos])
+        kinds += ["image"] * len(photos)
     return TextureBank(np.power(albedo, np.float32(SRGB_GAMMA)), tuple(kinds))
+
+
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg")
+
+
+def image_textures(folder: str | Path, size: int) -> np.ndarray:
+    """(N, size, size, 3) float32 sRGB in [0, 1]: every image of ``folder`` (sorted by name),
+    centre-cropped square and resized. InputError when the folder holds none or one is
+    unreadable."""
+    from PIL import Image, UnidentifiedImageError
+
+    files = sorted(p for p in Path(folder).iterdir() if p.suffix.lower() in IMAGE_SUFFIXES)
+    if not files:
+        raise InputError(folder, "textures.images", "no PNG or JPEG image in this folder")
+    out = np.empty((len(files), size, size, 3), np.float32)
+    for i, path in enumerate(files):
+        try:
+            with Image.open(path) as img:
+                rgb = img.convert("RGB")
+        except (OSError, UnidentifiedImageError) as exc:
+            raise InputError(path, "textures.images", f"not a readable image ({exc})") from None
+        side = min(rgb.size)
+        left, top = (rgb.width - side) // 2, (rgb.height - side) // 2
+        square = rgb.crop((left, top, left + side, top + side)).resize((size, size))
+        out[i] = np.asarray(square, np.float32) / 255.0
+    return out
 
 
 def triplanar_uv(points: np.ndarray, normals: np.ndarray, tile_m: np.ndarray) -> np.ndarray:

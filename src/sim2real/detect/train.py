@@ -20,7 +20,7 @@ from sim2real.detect.detector import Detector, DetectorFile, DetectorSettings, m
 from sim2real.detect.evaluate import DetectionMetrics, evaluate_frames
 from sim2real.detect.keypoints import bbox_centre, bbox_corners, part_symmetries
 from sim2real.detect.network import NetworkConfig, build_network, network_input, reference_depth
-from sim2real.detect.scene_config import SceneConfig
+from sim2real.detect.scene_config import SceneConfig, resolve_assets
 from sim2real.detect.sim_data import FrameSet, render_frames
 from sim2real.detect.targets import PartGeometry, detector_loss
 
@@ -88,6 +88,8 @@ def resolve_train_config(
     from sim2real.core.yaml_io import read_yaml_mapping
 
     cfg = TrainConfig() if path is None else validate(TrainConfig, read_yaml_mapping(path), path)
+    if path is not None:
+        resolve_assets(cfg.scene, path, prefix="scene.")
     if input_kind is not None and input_kind not in ("rgb", "rgbd"):
         raise InputError(None, "--input", f"expected rgb or rgbd, got {input_kind!r}")
     update: dict = {}
