@@ -20,7 +20,7 @@ import time
 
 import numpy as np
 
-from sim2real.learn.envs import ENV_IDS, make_vec
+from sim2real.learn.envs import ENV_IDS, TASKS, make_vec
 
 
 def timed_rate(fn, steps: int, num: int) -> float:
@@ -53,7 +53,8 @@ def bench_one(
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--env", nargs="+", default=list(ENV_IDS))
+    own = [e for e in ENV_IDS if TASKS[e].vec_env is None]  # not tasks over another's env
+    ap.add_argument("--env", nargs="+", default=own)
     ap.add_argument("--envs", type=int, nargs="+", default=[64, 256])
     ap.add_argument("--steps", type=int, default=200)
     ap.add_argument("--repeat", type=int, default=5)

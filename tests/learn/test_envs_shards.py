@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sim2real.learn.envs import ENV_IDS, default_dr_path, make_vec
+from sim2real.learn.envs import ENV_IDS, TASKS, default_dr_path, make_vec
 from sim2real.learn.randomization import Randomization, Term, load_randomization
 
 
@@ -40,8 +40,12 @@ def test_shards_reproduce_the_whole_batch(env_id):
         for lo, hi in ((0, 2), (2, 3), (3, 5))
     ]  # fmt: skip
     assert whole[2].sum() >= 5  # autoresets happened in the window
+    # a task over another's environment runs a policy network inside: float32 matrix products
+    # of another batch size round differently (about 1e-7), the rest is bit for bit
+    atol = 0.0 if TASKS[env_id].vec_env is None else 1e-5
     for k in range(3):
-        assert np.array_equal(whole[k], np.concatenate([p[k] for p in parts], axis=1))
+        joined = np.concatenate([p[k] for p in parts], axis=1)
+        assert np.allclose(whole[k], joined, rtol=0, atol=atol) and joined.shape == whole[k].shape
     # and the environments differ from one another (not one stream for all)
     assert not np.array_equal(whole[0][:, 0], whole[0][:, 1])
 

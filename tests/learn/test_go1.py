@@ -68,7 +68,7 @@ def test_action_map_and_the_motors_in_the_loop():
     kp_hip = 0.000111842 * 36 * (20 * math.pi) ** 2  # 15.895 N m/rad (mjlab's 10 Hz, zeta 2)
     kp_knee = 0.000111842 * 81 * (20 * math.pi) ** 2  # 35.764
     scale = env.legged.targets(np.ones((1, 12))) - env.legged.default
-    assert scale[0, :3] == pytest.approx([5.925 / kp_hip, 5.925 / kp_hip, 8.8875 / kp_knee])
+    assert scale[0, :3] == pytest.approx([23.7 / kp_hip, 23.7 / kp_hip, 35.55 / kp_knee])
     assert env.legged.default[:3] == pytest.approx([0.1, 0.9, -1.8])
     # reflected rotor inertia in every model copy: 0.000111842 x 6^2 (hip, thigh), x 9^2 (knee)
     arm = env.stepper.models[1].dof_armature[6:9]

@@ -53,7 +53,7 @@ def test_policy_json_holds_the_contract(exported):
     assert spec["kp"][:3] == pytest.approx([kp_hip, kp_hip, kp_hip * 81 / 36])
     assert spec["kd"][0] == pytest.approx(2 * 2.0 * 0.000111842 * 36 * 20 * np.pi)
     assert spec["action_scale"][:3] == pytest.approx(
-        [5.925 / kp_hip] * 2 + [8.8875 / (kp_hip * 2.25)]
+        [23.7 / kp_hip] * 2 + [35.55 / (kp_hip * 2.25)]
     )
     assert spec["control_dt"] == 0.02 and spec["history"] == 1
     assert [t["name"] for t in spec["obs_terms"]] == TERMS  # no base_lin_vel: not deployable

@@ -17,7 +17,7 @@ import torch
 from sim2real.core.errors import InputError
 from sim2real.core.ray_jobs import ray_runner, run_on_ray
 from sim2real.learn.distributed.sharded import ShardedVecEnv, shard_bounds, sharded_make_env
-from sim2real.learn.envs import ENV_IDS, make_vec
+from sim2real.learn.envs import ENV_IDS, TASKS, make_vec
 
 ray = pytest.importorskip("ray")
 PENDULUM = "sim2real/PendulumSwingup-v0"
@@ -37,17 +37,17 @@ def test_shard_bounds_cover_the_batch_in_order():
     assert shard_bounds(7, 1) == [(0, 7)]
 
 
-def _assert_same(a, b):
-    """Two StepResults (or observation dicts) equal bit for bit."""
+def _assert_same(a, b, atol=0.0):
+    """Two StepResults (or observation dicts) equal bit for bit (within ``atol``)."""
     if isinstance(a, dict):
         assert a.keys() == b.keys()
         for k in a:
-            np.testing.assert_array_equal(a[k], b[k])
+            np.testing.assert_allclose(a[k], b[k], rtol=0, atol=atol)
         return
     for name in ("reward", "terminated", "truncated"):
-        np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
-    _assert_same(a.obs, b.obs)
-    _assert_same(a.final_obs, b.final_obs)
+        np.testing.assert_allclose(getattr(a, name), getattr(b, name), rtol=0, atol=atol)
+    _assert_same(a.obs, b.obs, atol)
+    _assert_same(a.final_obs, b.final_obs, atol)
     for key in ("episode_return", "episode_success", "episode_length"):
         np.testing.assert_array_equal(a.info[key], b.info[key])
 
@@ -56,6 +56,9 @@ def _assert_same(a, b):
 def test_two_workers_step_exactly_as_the_local_batch(env_id):
     local = make_vec(env_id, 5, seed=7, config=SHORT)
     sharded = ShardedVecEnv(env_id, 5, workers=2, seed=7, config=SHORT)
+    # a task over another's environment runs a policy network inside: float32 matrix products
+    # of another batch size round differently (about 1e-7)
+    atol = 0.0 if TASKS[env_id].vec_env is None else 1e-5
     try:
         assert sharded.bounds == [(0, 3), (3, 5)] and sharded.offset_seeding
         assert sharded.obs_groups == local.obs_groups
@@ -64,7 +67,7 @@ def test_two_workers_step_exactly_as_the_local_batch(env_id):
         ended = 0
         for a in actions:
             mine, theirs = sharded.step(a), local.step(a)
-            _assert_same(mine, theirs)
+            _assert_same(mine, theirs, atol)
             ended += int(np.sum(theirs.terminated | theirs.truncated))
         assert ended >= 5  # the window crossed autoresets in both shards
     finally:

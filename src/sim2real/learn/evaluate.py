@@ -18,23 +18,10 @@ from typing import Any
 
 import numpy as np
 
+from sim2real.learn.envs.task import task_config
 from sim2real.learn.reality import Reality, load_reality, reality_env
 
 TRAINING = "training conditions"
-TRAINING_ONLY_FIELDS = (
-    "init_q_rad",
-    "init_qvel_rad_s",
-    "init_random_share",
-    "init_goal_share",
-    "desync_episodes",
-)
-"""Environment fields that widen the start states to help training; evaluation starts as the
-task says (the environment's defaults)."""
-
-
-def task_config(env_config: dict) -> dict:
-    """The policy's environment config without its training-only start distribution."""
-    return {k: v for k, v in env_config.items() if k not in TRAINING_ONLY_FIELDS}
 
 
 @dataclass

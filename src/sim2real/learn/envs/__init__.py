@@ -13,7 +13,7 @@ from pydantic import ValidationError
 
 from sim2real.core.errors import InputError
 from sim2real.core.strict import validation_error
-from sim2real.learn.envs import cartpole, go1, pendubot, pendulum
+from sim2real.learn.envs import cartpole, go1, goto, pendubot, pendulum
 from sim2real.learn.envs.gym_env import gym_factory
 from sim2real.learn.envs.manager import ManagerVecEnv
 from sim2real.learn.envs.task import Task
@@ -21,7 +21,7 @@ from sim2real.learn.randomization import Randomization
 from sim2real.learn.vec import VecEnv
 
 TASKS: dict[str, Task] = {
-    t.env_id: t for t in (pendulum.TASK, pendubot.TASK, cartpole.TASK, go1.TASK)
+    t.env_id: t for t in (pendulum.TASK, pendubot.TASK, cartpole.TASK, go1.TASK, *goto.TASKS)
 }
 ENV_IDS: tuple[str, ...] = tuple(TASKS)
 
@@ -68,7 +68,8 @@ def make_vec(
     t = task(env_id)
     if config is not None and not isinstance(config, t.config_cls):
         config = env_config(env_id, config)
-    return ManagerVecEnv(t, num_envs, seed=seed, dr=dr, config=config, env_offset=env_offset)
+    cls = t.vec_env or ManagerVecEnv
+    return cls(t, num_envs, seed=seed, dr=dr, config=config, env_offset=env_offset)
 
 
 def _register() -> None:

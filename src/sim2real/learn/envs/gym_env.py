@@ -26,7 +26,7 @@ class TaskEnv(gymnasium.Env):
         config: Any = None,
         obs_group: str = "policy",
     ) -> None:
-        self.vec = ManagerVecEnv(task, 1, seed=0, dr=dr, config=config)
+        self.vec = (task.vec_env or ManagerVecEnv)(task, 1, seed=0, dr=dr, config=config)
         self.obs_group = obs_group
         dim = self.vec.obs_groups[obs_group].dim
         self.observation_space = gymnasium.spaces.Box(-np.inf, np.inf, (dim,), np.float32)

@@ -223,6 +223,11 @@ class ManagerVecEnv:
             self.steps[:] = self.streams.integers(every, 0, self.max_episode_steps)
         return self._observe()
 
+    def reset_rows(self, rows: np.ndarray) -> dict[str, np.ndarray]:
+        """Start new episodes in ``rows`` now (a wrapper's own episode ended); the observation."""
+        self._reset_rows(np.asarray(rows))
+        return self._observe()
+
     def _reset_rows(self, rows: np.ndarray) -> None:
         cfg, nj = self.cfg, len(self.task.joints)
         self.values[rows] = self._startup[rows]

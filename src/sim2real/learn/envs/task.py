@@ -141,6 +141,22 @@ class TaskConfig(StrictModel):
         return self.FRAME if self.FRAME is not None else self.OBS
 
 
+TRAINING_ONLY_FIELDS = (
+    "init_q_rad",
+    "init_qvel_rad_s",
+    "init_random_share",
+    "init_goal_share",
+    "desync_episodes",
+)
+"""Environment fields that widen the start states to help training; evaluation starts as the
+task says (the environment's defaults)."""
+
+
+def task_config(env_config: dict) -> dict:
+    """The policy's environment config without its training-only start distribution."""
+    return {k: v for k, v in env_config.items() if k not in TRAINING_ONLY_FIELDS}
+
+
 @dataclass(frozen=True)
 class ObsSpec:
     """An observation term: its function and the key of its scale."""
@@ -186,6 +202,10 @@ class Task:
     of an evaluation (``before_step(env)``, ``after_step(env, result, counted)``) and gives
     ``result()`` (with ``to_dict()`` and ``lines()``), e.g.
     :class:`~sim2real.learn.envs.velocity_metrics.VelocityTracking`; None: none."""
+    vec_env: Any = None
+    """The batched environment class built for the task (same constructor as
+    :class:`~sim2real.learn.envs.manager.ManagerVecEnv`, the default when None): a task over
+    another task's environment, e.g. navigation over walking (:mod:`.goto`)."""
 
 
 def hinge_terms(joints: tuple[str, ...]) -> tuple[dict[str, ObsSpec], dict[str, ObsSpec]]:
