@@ -40,11 +40,13 @@ def main() -> None:
     for name, run in runs.items():
         steps, wall = _budget(run)
         line = f"{name}: {run}, {steps:,} steps in {wall / 60:.1f} min"
-        if name == "hierarchy":  # 5 walking steps per navigation step, plus the walker's
-            walker = load_policy(run).env_config.get("low_level", str(goto.SHIPPED_WALKER))
+        if name == "hierarchy":  # its walking steps, plus the walker's own training
+            policy = load_policy(run)
+            walker = policy.env_config.get("low_level", str(goto.SHIPPED_WALKER))
+            per_step = round(policy.control_dt / load_policy(walker).control_dt)
             w_steps, w_wall = _budget(Path(walker))
             line += (
-                f" (= {5 * steps:,} walking steps) over the walking policy {walker}: "
+                f" (= {per_step * steps:,} walking steps) over the walking policy {walker}: "
                 f"{w_steps:,} steps in {w_wall / 60:.1f} min"
             )
         print(line)

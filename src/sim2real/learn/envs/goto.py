@@ -135,6 +135,8 @@ class GoToVecEnv:
         self._alloc()
 
     stepper = property(lambda self: self.inner.stepper)
+    _STATE = ("goal", "last", "steps", "ep_return")
+    """Per-environment state of the navigation (over the walking environment's own)."""
 
     def _alloc(self) -> None:
         n = self.num_envs
@@ -211,20 +213,20 @@ class GoToVecEnv:
             info["episode_length"][done] = self.steps[done]
             self._inner_obs = inner.reset_rows(done)  # a fresh robot at every episode start
             self._new_goals(done)
-            for name in ("steps", "ep_return", "last"):
+            for name in self._STATE[1:]:  # the goal was drawn anew
                 getattr(self, name)[done] = 0
             obs = self._observe(self._inner_obs)
         return StepResult(obs, reward.astype(np.float32), terminated, truncated, final_obs, info)
 
     def get_state(self) -> dict[str, Any]:
-        own = {k: getattr(self, k).copy() for k in ("goal", "last", "steps", "ep_return")}
+        own = {k: getattr(self, k).copy() for k in self._STATE}
         inner_obs = {k: v.copy() for k, v in self._inner_obs.items()}
         return {"inner": self.inner.get_state(), "inner_obs": inner_obs, **own}
 
     def set_state(self, state: dict[str, Any]) -> None:
         self.inner.set_state(state["inner"])
         self._inner_obs = {k: v.copy() for k, v in state["inner_obs"].items()}
-        for k in ("goal", "last", "steps", "ep_return"):
+        for k in self._STATE:
             setattr(self, k, state[k].copy())
 
     def close(self) -> None:
