@@ -62,7 +62,7 @@ def test_colour_alone_pulls_a_shifted_pose_back_through_its_own_camera():
     centre = T_TRUE[:3, 3]
     start = make_pose(R, centre - R @ centre + np.array([0.004, -0.002, 0.0])) @ T_TRUE
     settings = FusedSettings((0.01,), depth_weight=0.0)
-    T, lines = fused_align(no_depth, DEPTH_CAM, views, start, region, color, settings)
+    T, lines, _ = fused_align(no_depth, DEPTH_CAM, views, start, region, color, settings)
     lateral = np.linalg.norm((T[:3, 3] - T_TRUE[:3, 3]) - ray * (ray @ (T[:3, 3] - T_TRUE[:3, 3])))
     R_err = T[:3, :3] @ T_TRUE[:3, :3].T
     about_ray = np.degrees(

@@ -101,6 +101,14 @@ class TrackerConfig(StrictModel):
         "within a few pixels of the model's) that counts as much as track_score: below it, "
         "colour does not vouch for the pose",
     )
+    max_pose_spread: float = Field(
+        0.1,
+        gt=0,
+        description="with colour, a pose is tracking only while the evidence pins the part's "
+        "points to within this share of its diameter (RMS standard deviation from the fused "
+        "step's information): a dark part with half its outline hidden slides along a valley "
+        "that both modalities agree with, and such a pose is not vouched for",
+    )
     depth_sigma_m: float = Field(
         0.001,
         gt=0,

@@ -44,6 +44,12 @@ class Alignment:
     """Model points of the view (in the image or not)."""
     outline: float = 1.0
     """Share of the model's outline that is an edge in the frame (``outline_agreement``)."""
+    outline_returns: float = 1.0
+    """The same among the outline points with a return beside them (``returns_only``)."""
+    spread: float = 0.0
+    """With colour: how far the evidence lets the model's points slide (RMS standard deviation,
+    ``fused_align.pose_spread_m``) as a share of the part's diameter; 0 when not measured
+    (depth alone)."""
     facing: int = 0
     """Model points facing the camera, in the image or not: ``visible / facing`` is the share of
     the part's seen side that lies inside the image."""
@@ -310,10 +316,15 @@ def outline_agreement(
     T: np.ndarray,
     step_px: float = 4.0,
     occluder_m: float = 0.05,
+    returns_only: bool = False,
 ) -> float:
     """Share of the model's outline (seen at ``T``) that is also an edge in the frame: just
     outside it the camera sees something farther away, or nothing. A part matched onto a
-    surface that merely contains its shape (a box's corner for an L-bracket) fails this."""
+    surface that merely contains its shape (a box's corner for an L-bracket) fails this.
+    ``returns_only``: the share among the outline points with a return just outside them
+    (1.0 when fewer than 8 have one): "nothing" beside an outline is an emitter's shadow or the
+    far background, but also a dark surface, so a thin part matched onto a face bordered by
+    dark things (a brush's bristles) must not pass on missing data alone."""
     c = contour @ T[:3, :3].T + T[:3, 3]
     o = outward @ T[:3, :3].T
     z = c[:, 2]
@@ -323,6 +334,10 @@ def outline_agreement(
     inside, zm, _ = _correspond(depth, camera, q)
     # an occluder well in front of the outline says nothing about it
     use = ok & inside & ~((zm > 0) & (zm < z - occluder_m))
+    if returns_only:
+        use &= zm > 0
+        if use.sum() < 8:
+            return 1.0  # too few returns beside the outline to object
     if use.sum() < 8:
         return 1.0 if (ok & inside).sum() >= 8 else 0.0  # hidden by occluders: no objection
     farther = (zm[use] == 0) | (zm[use] > z[use] + np.maximum(0.01, 0.02 * z[use]))

@@ -27,10 +27,13 @@ FOREGROUND_TRIES = 6
 
 def trusted_recovery(a: Alignment, cfg: TrackerConfig, in_image: bool = True) -> bool:
     """A pose found again (not followed) must pass the stricter bars (``in_image=False``: all
-    but the share of the part inside the image)."""
+    but the share of the part inside the image); the outline must be an edge both counting
+    and not counting the missing returns beside it, and the evidence must pin the pose."""
     return (
         a.score >= cfg.recover_score
+        and a.spread <= cfg.max_pose_spread
         and a.outline >= cfg.recover_outline
+        and a.outline_returns >= cfg.recover_outline
         and a.support >= cfg.recover_support
         and (not in_image or a.in_image >= cfg.recover_in_image)
     )

@@ -25,7 +25,7 @@ from sim2real.models.part import PreparedModel
 from sim2real.models.viewpoints import ViewpointModel
 from sim2real.tracking.background import StaticBackground
 from sim2real.tracking.config import TrackerConfig
-from sim2real.tracking.fused_align import FusedSettings, fused_align
+from sim2real.tracking.fused_align import FusedSettings, fused_align, pose_spread_m
 from sim2real.tracking.icp import Alignment, align, align_nearest, evaluate, outline_agreement
 from sim2real.tracking.proposals import Proposer, best_proposal
 from sim2real.tracking.region import RegionModality
@@ -150,7 +150,7 @@ class Tracker:
         fused = self._uses_color()
         if fused:
             settings = FusedSettings(cfg.gates_m, cfg.depth_sigma_m)
-            T, _ = fused_align(
+            T, _, information = fused_align(
                 depth, self.camera, self.views, T_guess, self.region, self._color, settings,
                 self._weights,
             )  # fmt: skip
@@ -163,16 +163,15 @@ class Tracker:
                 a = self._depth_align(depth, a.T_cam_part, cfg.gates_m[-1:], occluder_m)
             T = a.T_cam_part
             k = self.views.nearest(T)
-        a.outline = outline_agreement(
-            depth,
-            self.camera,
-            self.views.contour_points[k],
-            self.views.contour_outward[k],
-            T,
-            occluder_m=occluder_m,
+        contour = (self.views.contour_points[k], self.views.contour_outward[k])
+        a.outline = outline_agreement(depth, self.camera, *contour, T, occluder_m=occluder_m)
+        a.outline_returns = outline_agreement(
+            depth, self.camera, *contour, T, occluder_m=occluder_m, returns_only=True
         )
         if fused:
             a.color_score = self.color_score(depth, T)
+            points = self.views.points[k] @ T[:3, :3].T + T[:3, 3]
+            a.spread = pose_spread_m(information, points) / self.views.diameter_m
         return a
 
     def _depth_align(
@@ -218,11 +217,13 @@ class Tracker:
         return min(1.0, cfg.track_score * evidence.agreement / cfg.color_agreement)
 
     def _confirms(self, a: Alignment) -> bool:
-        """Whether a followed pose is still the part's: the score, and the outline as a depth
-        edge where the depth image has an opinion (colour checks the outline otherwise)."""
+        """Whether a followed pose is still the part's: the score, the outline as a depth edge
+        where the depth image has an opinion (colour checks the outline otherwise), and the
+        evidence pinning the pose (``max_pose_spread``)."""
         cfg = self.config
         outline_ok = a.outline >= cfg.track_outline or not a.depth_has_opinion
-        return a.score >= cfg.track_score and outline_ok
+        pinned = a.spread <= cfg.max_pose_spread
+        return a.score >= cfg.track_score and outline_ok and pinned
 
     def update(self, depth_m: np.ndarray, color: np.ndarray | None = None) -> TrackResult:
         """Track the part in one frame: depth (H, W) float metres, 0 = no return, and
@@ -323,6 +324,7 @@ class Tracker:
                 "depth_score": result.depth_score,
                 "depth_rms_m": result.rms_m,
                 "color_score": result.color_score,
+                "pose_spread": result.spread,
             }
         )
         return TrackResult(status, score, T_out, ms, details)
