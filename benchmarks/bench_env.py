@@ -7,9 +7,10 @@ python benchmarks/bench_env.py [--env ID ...] [--envs 64 256] [--steps 200] [--r
 substeps each, the same torques) with no environment logic; "env": ``VecEnv.step`` with the
 task's default domain randomization and random actions (terms, events, delay line, noise,
 history, autoresets). Steps are control steps of one environment (100 Hz), medians over
-``repeat`` runs measured alternately so machine load hits both. With ``--actuator`` the
-environment steps in Python (an actuator model in the loop, one batched call per substep)
-while "bare" stays the rollout fast path. The load average is printed beside the figures.
+``repeat`` runs measured alternately so machine load hits both. With ``--actuator`` an
+actuator model is in the loop (one batched call per substep: one rollout call per substep, or
+the per-environment Python path for a BAM friction model) while "bare" stays one rollout call
+per control step. The load average is printed beside the figures.
 """
 
 from __future__ import annotations
@@ -61,7 +62,7 @@ def main() -> None:
     ap.add_argument("--nthread", type=int, default=0)
     ap.add_argument("--dr", default="default", help="'default', 'none' or a YAML path")
     ap.add_argument(
-        "--actuator", default=None, help="an actuator kind in the loop (Python path), e.g. torque"
+        "--actuator", default=None, help="an actuator kind in the loop, e.g. pd, dc, torque"
     )
     args = ap.parse_args()
     dr = None if args.dr == "none" else args.dr

@@ -8,10 +8,11 @@ generalised forces ``qfrc`` (N, nsub, nv).
 
 - Fast path (open-loop within the control step): one ``mujoco.rollout`` call over the N model
   copies, a persistent thread pool when ``nthread > 0``.
-- Python path, when a state-dependent term is in the loop (the smooth Coulomb/Stribeck/viscous
-  friction of :class:`~sim2real.sim.extra.ExtraTerms`, or an actuator model whose torque
-  depends on the joint state): per substep, ``mj_step1`` on every copy, the extra torque
+- Python path, when a torque in the loop needs MuJoCo's bias force or mass matrix (a BAM
+  friction model of an actuator): per substep, ``mj_step1`` on every copy, the extra torque
   computed for the whole batch at once from the gathered joint states, then ``mj_step2``.
+  (A torque of the joint state alone steps by one-substep rollout calls instead:
+  :class:`~sim2real.learn.envs.actuation.Actuation`.)
 
 The constraint solver's warm start is zeroed at every call in both paths, so a step depends
 only on the state rows and the controls (exact continuation after restoring a state).

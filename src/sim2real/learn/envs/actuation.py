@@ -5,11 +5,15 @@ actuators (``ctrl``: the ``mujoco.rollout`` fast path) or through an actuator mo
 of :mod:`sim2real.actuators.models`, one call per substep for the whole batch) into
 ``qfrc_applied``; the state-dependent smooth friction of the model's extras joins either.
 
-An actuator model whose torque depends on the joint state (a PD or DC servo, any friction
-model, a network) is evaluated between MuJoCo's two half-steps of every substep: the physics
-then steps in Python, environment by environment. One whose torque depends on its commands
-only (a torque motor without friction) has all its substep torques computed first, and the
-batch keeps the rollout fast path."""
+An actuator model whose torque depends on the joint state only (a PD servo, a DC servo or a
+torque motor without friction, a network) is evaluated for the whole batch from the batch's
+joint states at every substep, and the batch advances one substep per ``mujoco.rollout`` call
+(``nsub`` calls a control step, no Python loop over environments). One whose torque depends
+on its commands only (a torque motor without friction) has all its substep torques computed
+first and keeps the single rollout call. A friction model (BAM's stiction) needs MuJoCo's bias
+force and the joint's inertia at every substep, which ``mujoco.rollout`` does not return: it
+is evaluated between MuJoCo's two half-steps, and the physics then steps in Python,
+environment by environment."""
 
 from __future__ import annotations
 
@@ -85,18 +89,24 @@ class Actuation:
         delayed = self.delayed(command)
         ctrl = np.zeros((self.num_envs, nsub, self.stepper.nu))
         friction = self.friction
-        feedback = None
         if self.runtime is not None and self.open_loop and not friction:
             # the model's torque depends on the commands only: all substeps' torques first,
             # then the rollout fast path with them as applied forces
             qfrc[:, :, self.act_dof[0]] += self._open_loop_torques(delayed[:, :, 0])
-        elif self.runtime is not None:
-            feedback = self._actuator_feedback(delayed[:, :, 0], extras, friction)
+            self.stepper.step(ctrl, qfrc, None, states=False)
+            return
+        if self.runtime is not None:
+            torque = self._actuator_feedback(delayed[:, :, 0], extras, friction)
         else:
             ctrl[:, :, self.act_index] = delayed
-            if friction:
-                feedback = lambda k, qpos, qvel, tau_ext, inertia: extras.friction_torque(qvel)  # noqa: E731
-        self.stepper.step(ctrl, qfrc, feedback, states=False)
+            if not friction:
+                self.stepper.step(ctrl, qfrc, None, states=False)
+                return
+            torque = lambda k, qpos, qvel, tau_ext=None, inertia=None: extras.friction_torque(qvel)  # noqa: E731
+        if self.runtime is not None and self.needs_dynamics:
+            self.stepper.step(ctrl, qfrc, torque, states=False)  # mj_step1 / mj_step2 each
+        else:
+            self._step_by_substeps(ctrl, qfrc, torque)
 
     @property
     def open_loop(self) -> bool:
@@ -105,6 +115,23 @@ class Actuation:
         from sim2real.actuators.models import TorqueMotor
 
         return isinstance(self.runtime, TorqueMotor) and self.runtime.friction == "none"
+
+    @property
+    def needs_dynamics(self) -> bool:
+        """The model's friction needs the joint's other torques and inertia at every substep
+        (BAM's stiction: what would stop the joint), which only the per-environment path reads
+        from MuJoCo."""
+        return getattr(self.runtime, "friction", "none") != "none"
+
+    def _step_by_substeps(self, ctrl: np.ndarray, qfrc: np.ndarray, torque) -> None:
+        """One rollout call per substep, ``torque(k, qpos, qvel)`` (N, nv) computed for the
+        whole batch from the joint states in between (``ctrl`` (N, nsub, nu), ``qfrc`` (N,
+        nsub, nv))."""
+        st = self.stepper
+        for k in range(self.nsub):
+            # summed in the per-environment path's order: the same physics to rounding
+            applied = qfrc[:, k] + torque(k, st.qpos, st.qvel)
+            st.step(ctrl[:, k : k + 1], applied[:, None], None, states=False)
 
     def _open_loop_torques(self, command: np.ndarray) -> np.ndarray:
         """(N, nsub) torques of an open-loop actuator model for the substeps' commands."""
@@ -122,9 +149,10 @@ class Actuation:
         runtime, dof, qadr = self.runtime, int(self.act_dof[0]), int(self.act_qadr[0])
         state = ActuatorState(dt_s=self.timestep)
 
-        def feedback(k, qpos, qvel, tau_ext, inertia):
-            state.tau_ext_Nm = tau_ext[:, dof]
-            state.inertia_kgm2 = inertia[:, dof]
+        def feedback(k, qpos, qvel, tau_ext=None, inertia=None):
+            if tau_ext is not None:  # the per-environment path (friction models need them)
+                state.tau_ext_Nm = tau_ext[:, dof]
+                state.inertia_kgm2 = inertia[:, dof]
             tau = np.zeros_like(qvel)
             tau[:, dof] = runtime.torque(command[:, k], qpos[:, qadr], qvel[:, dof], state)
             if friction:
