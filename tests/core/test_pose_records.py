@@ -56,16 +56,19 @@ def test_written_records_read_back_equal(tmp_path):
     records = [
         PoseRecord(frame=0, status="tracking", score=0.91, T_cam_part=T, ms=4.2),
         PoseRecord(frame=3, status="lost", score=None, T_cam_part=None, ms=None),
+        PoseRecord(frame=4, status="lost", score=1.0, T_cam_part=T, refused=("pose_spread",)),
     ]
     path = tmp_path / "poses.jsonl"
     write_pose_records(path, records)
+    lines = path.read_text().splitlines()
+    assert '"refused"' not in lines[0] and '"refused": ["pose_spread"]' in lines[2]
     back = read_pose_records(path)
     assert [r.model_dump(exclude={"T_cam_part"}) for r in back] == [
         r.model_dump(exclude={"T_cam_part"}) for r in records
     ]
     assert np.array_equal(back[0].T_cam_part, T) and back[1].T_cam_part is None
     last, line = last_pose_record(path)
-    assert line == 2 and last.frame == 3 and not last.found
+    assert line == 3 and last.frame == 4 and not last.found
 
 
 def test_nan_score_reads_as_no_value_and_a_score_above_one_is_refused(tmp_path):

@@ -17,15 +17,15 @@ from sim2real.core.mesh_io import validate_mesh
 from sim2real.core.pose import make_pose, rpy_deg_to_matrix
 from sim2real.models.viewpoints import ViewpointModel
 from sim2real.tracking.background import StaticBackground
-from sim2real.tracking.config import TrackerConfig
-from sim2real.tracking.icp import Alignment
-from sim2real.tracking.relocalize import (
-    FOREGROUND_TRIES,
-    GlobalSearch,
-    LostSearch,
+from sim2real.tracking.bars import (
+    recovery_failures,
     recovery_rank,
+    tracking_failures,
     trusted_recovery,
 )
+from sim2real.tracking.config import TrackerConfig
+from sim2real.tracking.icp import Alignment
+from sim2real.tracking.relocalize import FOREGROUND_TRIES, GlobalSearch, LostSearch
 
 CFG = TrackerConfig()
 """recover_score 0.9, recover_outline 0.45, recover_support 0.5, recover_in_image 0.8."""
@@ -55,6 +55,18 @@ def test_a_recovered_pose_must_pass_every_bar():
     half_out = alignment(0.95, 0.6, 0.7, 0.79)
     assert not trusted_recovery(half_out, CFG)
     assert trusted_recovery(half_out, CFG, in_image=False)  # the one bar that can be waived
+
+
+def test_the_bars_a_pose_misses_are_named():
+    good = alignment(0.95, outline=0.6, support=0.7, in_image=0.9)
+    assert recovery_failures(good, CFG) == [] and tracking_failures(good, CFG) == []
+    weak = alignment(0.8, outline=0.3, support=0.4, in_image=0.5)
+    assert recovery_failures(weak, CFG) == ["score", "outline", "support", "in_image"]
+    assert tracking_failures(weak, CFG) == ["score", "outline"]
+    # an outline beside missing data only, and a pose the evidence leaves loose
+    good.outline_returns, good.spread = 0.3, 0.2
+    assert recovery_failures(good, CFG) == ["outline_returns", "pose_spread"]
+    assert tracking_failures(good, CFG) == ["pose_spread"]
 
 
 def test_an_outline_that_is_no_edge_ranks_below_every_other():

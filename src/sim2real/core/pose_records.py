@@ -7,7 +7,10 @@
   ``lost`` (do not move a robot on it);
 - ``score``: share of the visible model points that agree with the frame, 0..1 (null: none);
 - ``T_cam_part``: 4x4 row-major, part -> camera, metres (may be null on a lost frame);
-- ``ms``: time spent on the frame [ms] (null: not measured).
+- ``ms``: time spent on the frame [ms] (null: not measured);
+- ``refused`` (only on some lost frames): the bars the frame's best pose missed, of ``score``,
+  ``outline``, ``outline_returns``, ``support``, ``in_image``, ``pose_spread`` (the evidence
+  does not pin the pose); absent when the tracker had no pose to judge.
 """
 
 from __future__ import annotations
@@ -58,6 +61,9 @@ class PoseRecord(StrictModel):
         None, description="(4, 4) float64 rigid transform, part -> camera, metres"
     )
     ms: float | None = Field(None, ge=0, description="time spent on the frame [ms]")
+    refused: tuple[str, ...] | None = Field(
+        None, description="a lost frame's best pose: the bars it missed (see the module doc)"
+    )
 
     @field_validator("score", "ms", mode="before")
     @classmethod
@@ -95,7 +101,10 @@ class PoseRecord(StrictModel):
 
     def to_json(self) -> str:
         """One line of ``poses.jsonl`` (no newline)."""
-        return json.dumps(self.model_dump(mode="json"))
+        data = self.model_dump(mode="json")
+        if data["refused"] is None:
+            del data["refused"]
+        return json.dumps(data)
 
 
 def _parse_line(line: str, path: Path, n: int) -> PoseRecord:

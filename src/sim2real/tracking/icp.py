@@ -73,6 +73,18 @@ class Alignment:
     """The colour image's agreement with the outline (region modality), on the depth score's
     scale (``tracker.color_score``); None without colour or with too few usable lines."""
 
+    def details(self) -> dict:
+        """Per-modality figures (``TrackResult.details``)."""
+        return {
+            "inliers": self.inliers,
+            "behind": self.behind,
+            "visible": self.visible,
+            "depth_score": self.depth_score,
+            "depth_rms_m": self.rms_m,
+            "color_score": self.color_score,
+            "pose_spread": self.spread,
+        }
+
     @property
     def depth_score(self) -> float:
         """Share of the model points with an opinion that agree: inliers / (inliers +

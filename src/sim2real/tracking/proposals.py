@@ -14,9 +14,9 @@ from scipy.spatial.transform import Rotation
 
 from sim2real.core.camera import CameraIntrinsics
 from sim2real.core.mesh_io import Mesh
+from sim2real.tracking.bars import recovery_rank, trusted_recovery
 from sim2real.tracking.config import TrackerConfig
 from sim2real.tracking.icp import Alignment
-from sim2real.tracking.relocalize import recovery_rank, trusted_recovery
 
 Proposer = Callable[[np.ndarray, np.ndarray | None], list[np.ndarray]]
 """(depth (H, W) metres, colour image (h, w, 3) uint8 or None) -> candidate ``T_cam_part``

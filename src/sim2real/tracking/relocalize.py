@@ -1,6 +1,6 @@
 """Finding a lost part again: where to search (around where it was last seen, what moved in
 front of the static background, the whole frame), global registration there (FPFH features and
-RANSAC, Open3D: ``GlobalSearch``), and which re-found pose to trust (``trusted_recovery``)."""
+RANSAC, Open3D: ``GlobalSearch``); which re-found pose to trust is ``bars.trusted_recovery``."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from sim2real.core.camera import CameraIntrinsics
 from sim2real.core.mesh_io import Mesh
 from sim2real.models.viewpoints import ViewpointModel
 from sim2real.tracking.background import StaticBackground
+from sim2real.tracking.bars import recovery_rank, trusted_recovery
 from sim2real.tracking.config import TrackerConfig
 from sim2real.tracking.icp import Alignment
 
@@ -23,25 +24,6 @@ STILL_SHARE = 0.5
 """A re-found pose with less than this share of its points on what moved is on still things."""
 FOREGROUND_TRIES = 6
 """RANSAC runs on the foreground: it is small (only what moved), so more draws are cheap."""
-
-
-def trusted_recovery(a: Alignment, cfg: TrackerConfig, in_image: bool = True) -> bool:
-    """A pose found again (not followed) must pass the stricter bars (``in_image=False``: all
-    but the share of the part inside the image); the outline must be an edge both counting
-    and not counting the missing returns beside it, and the evidence must pin the pose."""
-    return (
-        a.score >= cfg.recover_score
-        and a.spread <= cfg.max_pose_spread
-        and a.outline >= cfg.recover_outline
-        and a.outline_returns >= cfg.recover_outline
-        and a.support >= cfg.recover_support
-        and (not in_image or a.in_image >= cfg.recover_in_image)
-    )
-
-
-def recovery_rank(a: Alignment, cfg: TrackerConfig) -> float:
-    """Re-found candidates whose outline is no edge in the frame rank below all others."""
-    return a.score - (0.0 if a.outline >= cfg.recover_outline else 1.0)
 
 
 class LostSearch:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
@@ -128,6 +129,13 @@ class RecordingTrack:
             + ", ".join(f"{k} {v}" for k, v in counts.items())
             + (f", median {ms[len(ms) // 2]:.1f} ms/frame" if ms else "")
         ]
+        refused = Counter(bar for r in records if r.refused for bar in r.refused)
+        if refused:
+            lines.append(
+                "lost frames' best poses missed: "
+                + ", ".join(f"{bar} {n}" for bar, n in refused.most_common())
+                + " (pose_spread: the evidence does not pin the pose)" * ("pose_spread" in refused)
+            )
         if self.part.returns is not None:
             lines.append(f"using the tuned surface returns of {self.part.folder}")
         res = self.residual

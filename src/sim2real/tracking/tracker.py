@@ -24,12 +24,13 @@ from sim2real.core.pose_records import PoseRecord
 from sim2real.models.part import PreparedModel
 from sim2real.models.viewpoints import ViewpointModel
 from sim2real.tracking.background import StaticBackground
+from sim2real.tracking.bars import recovery_failures, tracking_failures, trusted_recovery
 from sim2real.tracking.config import TrackerConfig
 from sim2real.tracking.fused_align import FusedSettings, fused_align, pose_spread_m
 from sim2real.tracking.icp import Alignment, align, align_nearest, evaluate, outline_agreement
 from sim2real.tracking.proposals import Proposer, best_proposal
 from sim2real.tracking.region import RegionModality
-from sim2real.tracking.relocalize import LostSearch, trusted_recovery
+from sim2real.tracking.relocalize import LostSearch
 
 LATERAL_STARTS = 3
 """Best-scoring sideways shifts of a missed prediction that ICP is started from."""
@@ -51,6 +52,7 @@ class TrackResult:
             score=round(float(self.score), 4),
             T_cam_part=self.T_cam_part,
             ms=round(self.ms, 3),
+            refused=self.details.get("refused"),
         )
 
 
@@ -217,13 +219,8 @@ class Tracker:
         return min(1.0, cfg.track_score * evidence.agreement / cfg.color_agreement)
 
     def _confirms(self, a: Alignment) -> bool:
-        """Whether a followed pose is still the part's: the score, the outline as a depth edge
-        where the depth image has an opinion (colour checks the outline otherwise), and the
-        evidence pinning the pose (``max_pose_spread``)."""
-        cfg = self.config
-        outline_ok = a.outline >= cfg.track_outline or not a.depth_has_opinion
-        pinned = a.spread <= cfg.max_pose_spread
-        return a.score >= cfg.track_score and outline_ok and pinned
+        """Whether a followed pose is still the part's (``bars.tracking_failures``)."""
+        return not tracking_failures(a, self.config)
 
     def update(self, depth_m: np.ndarray, color: np.ndarray | None = None) -> TrackResult:
         """Track the part in one frame: depth (H, W) float metres, 0 = no return, and
@@ -245,6 +242,7 @@ class Tracker:
             )
         result: Alignment | None = None
         was_tracking = self.status in ("tracking", "recovered")
+        judged_as_followed = self.status in ("tracking", "init")  # else the stricter bars
         # continuing a confirmed track, an occluder may come close to the part (a gripper);
         # a pose not confirmed yet must keep a clear gap to anything in front of it
         margin = cfg.track_occluder_m if was_tracking or self.status == "init" else None
@@ -262,7 +260,7 @@ class Tracker:
                     wide = self._align(depth, start, margin)
                     if wide.score + wide.outline > result.score + result.outline:
                         result = wide
-        following = False
+        following, found = False, None
         if self.status in ("tracking", "init"):
             good = result is not None and self._confirms(result)
         else:  # just re-found (its motion unknown) or lost: the stricter bars confirm it
@@ -314,19 +312,13 @@ class Tracker:
             self.background.update(depth)
         T_out = self.T if self.T is not None else np.eye(4)
         ms = (time.perf_counter() - started) * 1e3
-        details = (
-            {}
-            if result is None
-            else {
-                "inliers": result.inliers,
-                "behind": result.behind,
-                "visible": result.visible,
-                "depth_score": result.depth_score,
-                "depth_rms_m": result.rms_m,
-                "color_score": result.color_score,
-                "pose_spread": result.spread,
-            }
-        )
+        details = {} if result is None else result.details()
+        if status == "lost" and result is not None:
+            # why the best pose of the frame is not reported (found poses face the strict bars)
+            followed = result is not found and judged_as_followed
+            details["refused"] = (
+                tracking_failures(result, cfg) if followed else recovery_failures(result, cfg)
+            )
         return TrackResult(status, score, T_out, ms, details)
 
     def _checked_color(self, color: np.ndarray) -> np.ndarray:
