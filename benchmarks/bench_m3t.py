@@ -96,10 +96,10 @@ def main() -> None:
     print(
         f"M3T's two converged estimates apart: {errors(a, b)[0]:.2f} mm, {errors(a, b)[1]:.2f} deg"
     )
-    tracker = Tracker(mesh, depth_cam, TrackerConfig(views=1000), color_cam, T_color_depth)
-    lines = tracker.region.lines(tracker.views, T_ref, depth, depth_cam)
     for name, T_start in {"M3T's optimizer pose": T_ref, **converged}.items():
         tracker = Tracker(mesh, depth_cam, TrackerConfig(views=1000), color_cam, T_color_depth)
+        if T_start is T_ref:
+            lines = tracker.region.lines(tracker.views, T_ref, depth, depth_cam)
         tracker.initialize(T_start)
         r = tracker.update(depth, color)
         spread = r.details.get("pose_spread")

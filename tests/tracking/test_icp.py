@@ -20,7 +20,7 @@ from sim2real.tracking.icp import (
     depth_equations,
     evaluate,
     largest_move,
-    outline_agreement,
+    outline_edges,
     step_is_safe,
 )
 
@@ -127,20 +127,32 @@ def outline(z_m: float = 0.5) -> tuple[np.ndarray, np.ndarray]:
 def test_outline_is_an_edge_only_where_the_scene_steps_back():
     contour, outward = outline()
     # 4 px outside the outline the camera sees the wall 10 cm behind, or nothing: an edge
-    assert outline_agreement(plate_frame(0.6), CAM, contour, outward, at(0.5)) == 1.0
-    assert outline_agreement(plate_frame(None), CAM, contour, outward, at(0.5)) == 1.0
+    assert outline_edges(plate_frame(0.6), CAM, contour, outward, at(0.5))[0] == 1.0
+    assert outline_edges(plate_frame(None), CAM, contour, outward, at(0.5))[0] == 1.0
     # a surface 5 mm behind the plate (under max(1 cm, 2 % of depth)): the shape merely
     # lies on a larger surface, no edge
-    assert outline_agreement(plate_frame(0.505), CAM, contour, outward, at(0.5)) == 0.0
+    assert outline_edges(plate_frame(0.505), CAM, contour, outward, at(0.5))[0] == 0.0
     # the wall 5 mm behind the plate left of column 82, 10 cm behind from there on: the right
     # edge (9 points, checked at u = 92.5) and the top and bottom points at u = 79.5 + 300 s
     # >= 82, s in {12.5, 18.75, 25} mm (3 each) see an edge: 15 of the 36
     mixed = plate_frame(0.6)
     mixed[:, :82] = np.where(mixed[:, :82] == 0.6, 0.505, mixed[:, :82])
-    assert outline_agreement(mixed, CAM, contour, outward, at(0.5)) == pytest.approx(15 / 36)
+    assert outline_edges(mixed, CAM, contour, outward, at(0.5))[0] == pytest.approx(15 / 36)
     # an occluder 20 cm in front of everything: it says nothing about the outline
     occluded = np.full((120, 160), 0.3, np.float32)
-    assert outline_agreement(occluded, CAM, contour, outward, at(0.5)) == 1.0
+    assert outline_edges(occluded, CAM, contour, outward, at(0.5))[0] == 1.0
+
+
+def test_counted_among_returns_missing_data_beside_the_outline_is_no_edge():
+    contour, outward = outline()
+    # nothing beside the outline: an edge, but no return to judge it by (no objection)
+    assert outline_edges(plate_frame(None), CAM, contour, outward, at(0.5)) == (1.0, 1.0)
+    # the left half beside no return, the right half beside a surface 5 mm behind: the
+    # missing data makes half the outline an edge, the returns none of it
+    half = plate_frame(0.505)
+    half[:, :80] = 0.0
+    edges, among_returns = outline_edges(half, CAM, contour, outward, at(0.5))
+    assert 0.3 < edges < 0.7 and among_returns == 0.0
 
 
 def test_too_few_pairs_give_no_equations():

@@ -43,9 +43,9 @@ class Alignment:
     points: int = 0
     """Model points of the view (in the image or not)."""
     outline: float = 1.0
-    """Share of the model's outline that is an edge in the frame (``outline_agreement``)."""
+    """Share of the model's outline that is an edge in the frame (``outline_edges``)."""
     outline_returns: float = 1.0
-    """The same among the outline points with a return beside them (``returns_only``)."""
+    """The same among the outline points with a return beside them (``outline_edges``)."""
     spread: float = 0.0
     """With colour: how far the evidence lets the model's points slide (RMS standard deviation,
     ``fused_align.pose_spread_m``) as a share of the part's diameter; 0 when not measured
@@ -320,7 +320,7 @@ def _beside_occluder(
     return out
 
 
-def outline_agreement(
+def outline_edges(
     depth: np.ndarray,
     camera: CameraIntrinsics,
     contour: np.ndarray,
@@ -328,15 +328,15 @@ def outline_agreement(
     T: np.ndarray,
     step_px: float = 4.0,
     occluder_m: float = 0.05,
-    returns_only: bool = False,
-) -> float:
-    """Share of the model's outline (seen at ``T``) that is also an edge in the frame: just
-    outside it the camera sees something farther away, or nothing. A part matched onto a
-    surface that merely contains its shape (a box's corner for an L-bracket) fails this.
-    ``returns_only``: the share among the outline points with a return just outside them
-    (1.0 when fewer than 8 have one): "nothing" beside an outline is an emitter's shadow or the
-    far background, but also a dark surface, so a thin part matched onto a face bordered by
-    dark things (a brush's bristles) must not pass on missing data alone."""
+) -> tuple[float, float]:
+    """(Share of the model's outline, seen at ``T``, that is also an edge in the frame, the same
+    share among the outline points with a return just outside them, 1.0 when fewer than 8 have
+    one), from one look at the frame. An edge: just outside the outline the camera sees
+    something farther away, or nothing; a part matched onto a surface that merely contains its
+    shape (a box's corner for an L-bracket) fails it. "Nothing"
+    beside an outline is an emitter's shadow or the far background, but also a dark surface:
+    a thin part matched onto a face bordered by dark things (a brush's bristles) must not pass
+    on missing data alone."""
     c = contour @ T[:3, :3].T + T[:3, 3]
     o = outward @ T[:3, :3].T
     z = c[:, 2]
@@ -346,14 +346,13 @@ def outline_agreement(
     inside, zm, _ = _correspond(depth, camera, q)
     # an occluder well in front of the outline says nothing about it
     use = ok & inside & ~((zm > 0) & (zm < z - occluder_m))
-    if returns_only:
-        use &= zm > 0
-        if use.sum() < 8:
-            return 1.0  # too few returns beside the outline to object
-    if use.sum() < 8:
-        return 1.0 if (ok & inside).sum() >= 8 else 0.0  # hidden by occluders: no objection
-    farther = (zm[use] == 0) | (zm[use] > z[use] + np.maximum(0.01, 0.02 * z[use]))
-    return float(farther.mean())
+    edge = (zm == 0) | (zm > z + np.maximum(0.01, 0.02 * z))
+    returns = use & (zm > 0)
+    # too few returns beside the outline to object
+    share_returns = float(edge[returns].mean()) if returns.sum() >= 8 else 1.0
+    if use.sum() < 8:  # hidden by occluders: no objection
+        return (1.0 if (ok & inside).sum() >= 8 else 0.0), share_returns
+    return float(edge[use].mean()), share_returns
 
 
 def align_nearest(

@@ -131,11 +131,13 @@ class RecordingTrack:
         ]
         refused = Counter(bar for r in records if r.refused for bar in r.refused)
         if refused:
-            lines.append(
-                "lost frames' best poses missed: "
-                + ", ".join(f"{bar} {n}" for bar, n in refused.most_common())
-                + " (pose_spread: the evidence does not pin the pose)" * ("pose_spread" in refused)
+            why = (
+                " (pose_spread: the evidence does not pin the pose)"
+                if "pose_spread" in refused
+                else ""
             )
+            missed = ", ".join(f"{bar} {n}" for bar, n in refused.most_common())
+            lines.append(f"lost frames' best poses missed: {missed}{why}")
         if self.part.returns is not None:
             lines.append(f"using the tuned surface returns of {self.part.folder}")
         res = self.residual

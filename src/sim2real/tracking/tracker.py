@@ -27,7 +27,7 @@ from sim2real.tracking.background import StaticBackground
 from sim2real.tracking.bars import recovery_failures, tracking_failures, trusted_recovery
 from sim2real.tracking.config import TrackerConfig
 from sim2real.tracking.fused_align import FusedSettings, fused_align, pose_spread_m
-from sim2real.tracking.icp import Alignment, align, align_nearest, evaluate, outline_agreement
+from sim2real.tracking.icp import Alignment, align, align_nearest, evaluate, outline_edges
 from sim2real.tracking.proposals import Proposer, best_proposal
 from sim2real.tracking.region import RegionModality
 from sim2real.tracking.relocalize import LostSearch
@@ -165,10 +165,13 @@ class Tracker:
                 a = self._depth_align(depth, a.T_cam_part, cfg.gates_m[-1:], occluder_m)
             T = a.T_cam_part
             k = self.views.nearest(T)
-        contour = (self.views.contour_points[k], self.views.contour_outward[k])
-        a.outline = outline_agreement(depth, self.camera, *contour, T, occluder_m=occluder_m)
-        a.outline_returns = outline_agreement(
-            depth, self.camera, *contour, T, occluder_m=occluder_m, returns_only=True
+        a.outline, a.outline_returns = outline_edges(
+            depth,
+            self.camera,
+            self.views.contour_points[k],
+            self.views.contour_outward[k],
+            T,
+            occluder_m=occluder_m,
         )
         if fused:
             a.color_score = self.color_score(depth, T)
@@ -261,7 +264,7 @@ class Tracker:
                     if wide.score + wide.outline > result.score + result.outline:
                         result = wide
         following, found = False, None
-        if self.status in ("tracking", "init"):
+        if judged_as_followed:
             good = result is not None and self._confirms(result)
         else:  # just re-found (its motion unknown) or lost: the stricter bars confirm it
             good = result is not None and trusted_recovery(result, cfg)

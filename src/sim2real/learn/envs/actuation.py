@@ -103,7 +103,7 @@ class Actuation:
                 self.stepper.step(ctrl, qfrc, None, states=False)
                 return
             torque = lambda k, qpos, qvel, tau_ext=None, inertia=None: extras.friction_torque(qvel)  # noqa: E731
-        if self.runtime is not None and self.needs_dynamics:
+        if self.needs_dynamics:
             self.stepper.step(ctrl, qfrc, torque, states=False)  # mj_step1 / mj_step2 each
         else:
             self._step_by_substeps(ctrl, qfrc, torque)
