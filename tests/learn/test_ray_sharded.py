@@ -48,7 +48,10 @@ def _assert_same(a, b, atol=0.0):
         np.testing.assert_allclose(getattr(a, name), getattr(b, name), rtol=0, atol=atol)
     _assert_same(a.obs, b.obs, atol)
     _assert_same(a.final_obs, b.final_obs, atol)
-    for key in ("episode_return", "episode_success", "episode_length"):
+    # a return sums the rewards (at most 80 in these tests' windows) and their rounding
+    np.testing.assert_allclose(a.info["episode_return"], b.info["episode_return"], rtol=0,
+                               atol=80 * atol)  # fmt: skip
+    for key in ("episode_success", "episode_length"):
         np.testing.assert_array_equal(a.info[key], b.info[key])
 
 

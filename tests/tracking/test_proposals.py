@@ -77,18 +77,37 @@ def test_a_proposal_near_the_truth_is_tracked_from_the_first_frame(depth):
 
 def test_wrong_proposals_never_make_a_wrong_track(depth):
     """Poses a wrong detection might give (the part upside down a few centimetres off, behind
-    the camera, far away): none is reported at a wrong pose; the tracker ends where its own
-    search (or ICP from the flipped start) finds the part, as without them."""
+    the camera, far away): over several frames, no status that vouches for a pose
+    (``tracking``, ``recovered``) comes with a wrong one. Whether the tracker's own RANSAC search
+    finds the part on a given frame is a matter of its draws (about 1 frame in 5 here, with
+    Open3D 0.19 and 0.20 alike), so this asserts the safety, not a recovery."""
     wrong = [
         T_TRUE @ make_pose(rpy_deg_to_matrix(180, 0, 0), [0.03, 0.0, 0.0]),
         make_pose(np.eye(3), [0.0, 0.0, -0.5]),
         make_pose(np.eye(3), [0.3, 0.3, 2.0]),
     ]
-    with_wrong = Tracker(BRACKET, CAMERA, TrackerConfig(views=300))
-    with_wrong.proposer = lambda d, c: wrong
-    alone = Tracker(BRACKET, CAMERA, TrackerConfig(views=300))
-    for t in (with_wrong, alone):
-        t.initialize(None)
-    a, b = with_wrong.update(depth), alone.update(depth)
-    assert a.status == b.status == "recovered"
-    assert max(errors(a.T_cam_part, T_TRUE)) < 1.5 and max(errors(b.T_cam_part, T_TRUE)) < 1.5
+    tracker = Tracker(BRACKET, CAMERA, TrackerConfig(views=300))
+    tracker.proposer = lambda d, c: wrong
+    tracker.initialize(None)
+    for _ in range(3):
+        r = tracker.update(depth)
+        if r.status in ("tracking", "recovered"):
+            assert max(errors(r.T_cam_part, T_TRUE)) < 1.5, (r.status, errors(r.T_cam_part, T_TRUE))
+        else:
+            assert r.status == "lost"
+
+
+def test_a_right_proposal_among_wrong_ones_is_found(depth):
+    """The wrong proposals above beside one near the truth, listed last: the tracker takes the
+    right one on the first frame, whatever its search draws."""
+    near = T_TRUE @ make_pose(rpy_deg_to_matrix(-5, 4, 3), [-0.004, 0.003, 0.003])
+    wrong = [
+        T_TRUE @ make_pose(rpy_deg_to_matrix(180, 0, 0), [0.03, 0.0, 0.0]),
+        make_pose(np.eye(3), [0.0, 0.0, -0.5]),
+        make_pose(np.eye(3), [0.3, 0.3, 2.0]),
+    ]
+    tracker = Tracker(BRACKET, CAMERA, TrackerConfig(views=300))
+    tracker.proposer = lambda d, c: [*wrong, near]
+    tracker.initialize(None)
+    r = tracker.update(depth)
+    assert r.status == "recovered" and max(errors(r.T_cam_part, T_TRUE)) < 1.5
