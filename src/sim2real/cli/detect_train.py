@@ -21,8 +21,12 @@ def train_cmd(
     frames: Annotated[
         int | None, typer.Option("--frames", min=1, help="Randomized training frames.")
     ] = None,
+    steps: Annotated[
+        int | None, typer.Option("--steps", min=1, help="Training steps (default 10,000).")
+    ] = None,
     minutes: Annotated[
-        float | None, typer.Option("--minutes", min=0.01, help="Training time budget [min].")
+        float | None,
+        typer.Option("--minutes", min=0.01, help="Cap on the training time [min] (default 17)."),
     ] = None,
     input_kind: Annotated[
         str | None, typer.Option("--input", help="rgb or rgbd (default: the config's).")
@@ -36,7 +40,7 @@ def train_cmd(
     from sim2real.detect.train import resolve_train_config, train_detector
 
     check_writable(out, "--out", folder=True)
-    cfg = resolve_train_config(config, frames, minutes, input_kind, seed)
+    cfg = resolve_train_config(config, frames, minutes, input_kind, seed, steps)
     with _Progress(quiet) as progress:
         result = train_detector(model, cfg, progress)
     write_detector_folder(result, out)

@@ -1,11 +1,11 @@
 """From a frame to the network's input size and back: resizing with the intrinsics scaled (one
 scale for both axes, the rest padded: a 16:9 frame is letterboxed, not stretched), one
-forward pass, and reading the detection at the heatmap's peak (centre, depth, keypoints,
-then the pose by PnP)."""
+forward pass, and reading the detection at the heatmap's peaks (centre, depth, keypoints,
+then the pose by PnP; with depth, the peak whose pose the depth confirms, verify.py)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -96,15 +96,62 @@ def _to_given(uv: np.ndarray, scale: tuple[float, int, int]) -> np.ndarray:
     return np.c_[(uv[:, 0] - ox + 0.5) / s - 0.5, (uv[:, 1] - oy + 0.5) / s - 0.5]
 
 
+def heat_peaks(heat: np.ndarray, min_score: float, count: int) -> list[tuple[int, int]]:
+    """(row, col) of the ``count`` highest local maxima (3 x 3) of ``heat`` at ``min_score`` or
+    above, highest first (ties in row-major order: the first is ``argmax``'s)."""
+    from scipy.ndimage import maximum_filter
+
+    top = (heat == maximum_filter(heat, size=3, mode="constant", cval=-np.inf)) & (
+        heat >= min_score
+    )
+    rows, cols = np.nonzero(top)
+    order = np.argsort(-heat[rows, cols], kind="stable")[:count]
+    return [(int(rows[k]), int(cols[k])) for k in order]
+
+
 def decode_outputs(detector, out: dict[str, np.ndarray], frame: NetFrame):
-    """The detection at the heatmap's peak (``detector.Detection``)."""
-    settings, cfg = detector.info.settings, detector.info.network
+    """The detection (``detector.Detection``): the heatmap's highest peak, or, with depth and
+    the part's surface points, the peak among the ``settings.candidates`` highest whose pose
+    the depth confirms best (``verified_candidate``)."""
+    settings = detector.info.settings
     heat = 1.0 / (1.0 + np.exp(-out["heat"][0]))
-    i, j = np.unravel_index(int(np.argmax(heat)), heat.shape)
-    confidence = float(heat[i, j])
-    if confidence < settings.min_confidence:
-        return Detection(False, confidence, None, None)
-    K = frame.K
+    checkable = can_check(detector, frame)
+    peaks = heat_peaks(heat, settings.min_confidence, settings.candidates if checkable else 1)
+    if not peaks:
+        return Detection(False, float(heat.max()), None, None)
+    top_agreement = None
+    if checkable:  # a checked pose is refined by ICP: its PnP needs no Levenberg-Marquardt
+        candidates = [
+            _candidate(detector, out, frame, i, j, float(heat[i, j]), refine=False)
+            for i, j in peaks
+        ]
+        confirmed, checks = verified_candidate(detector, candidates, frame)
+        if confirmed is not None:
+            return confirmed
+        top_agreement = None if checks[0] is None else checks[0].agreement
+    (i, j) = peaks[0]
+    top = _candidate(detector, out, frame, i, j, float(heat[i, j]))
+    return top if top_agreement is None else replace(top, depth_agreement=top_agreement)
+
+
+def can_check(detector, frame: NetFrame) -> bool:
+    """Whether the candidates can be checked against depth: checking on, the detector's surface
+    points stored, an RGB-D network and a frame with depth."""
+    info = detector.info
+    return (
+        info.settings.verify
+        and info.surface_part_m is not None
+        and info.diameter_m is not None
+        and info.network.input == "rgbd"
+        and bool(np.any(frame.depth_m > 0))
+    )
+
+
+def _candidate(
+    detector, out, frame: NetFrame, i: int, j: int, confidence: float, refine: bool = True
+) -> Detection:
+    """The detection read at heatmap cell (i, j); ``refine``: PnP with Levenberg-Marquardt."""
+    settings, cfg, K = detector.info.settings, detector.info.network, frame.K
     uv = STRIDE * np.array([j + out["offset"][0, i, j], i + out["offset"][1, i, j]])
     kp = STRIDE * np.array([j, i]) + KEYPOINT_SCALE_PX * out["keypoints"][:, i, j].reshape(-1, 2)
     f = 0.5 * (K[0, 0] + K[1, 1])
@@ -112,7 +159,7 @@ def decode_outputs(detector, out: dict[str, np.ndarray], frame: NetFrame):
     if cfg.input == "rgbd" and out["z_valid"][0, i, j] >= settings.min_depth_valid:
         z, depth_from = float(out["z_ref"][0, i, j] + out["dz"][0, i, j]), "depth"
     position = np.array([(uv[0] - K[0, 2]) / K[0, 0] * z, (uv[1] - K[1, 2]) / K[1, 1] * z, z])
-    T = _pose_from_keypoints(detector, kp, K, position)
+    T = _pose_from_keypoints(detector, kp, K, position, refine)
     return Detection(
         True,
         confidence,
@@ -124,12 +171,44 @@ def decode_outputs(detector, out: dict[str, np.ndarray], frame: NetFrame):
     )
 
 
-def _pose_from_keypoints(detector, kp_px, K, position_m) -> np.ndarray | None:
+def verified_candidate(
+    detector, candidates: list[Detection], frame: NetFrame
+) -> tuple[Detection | None, list]:
+    """(the candidate whose refined pose the depth confirms at the most surface points, at least
+    ``min_agreement`` of its camera-facing ones, moved to that pose, or None; each candidate's
+    ``verify.DepthCheck`` or None where it has no pose). Nothing is checked when
+    ``can_check`` says no."""
+    from sim2real.detect.verify import check_poses
+
+    info = detector.info
+    if not can_check(detector, frame):
+        return None, [None] * len(candidates)
+    surface = np.asarray(info.surface_part_m)
+    centre = np.asarray(info.centre_part_m)
+    starts = [c.T_cam_part for c in candidates]
+    checks = check_poses(surface, starts, centre, frame.depth_m, frame.K, info.diameter_m)
+    passed = [
+        k for k, ch in enumerate(checks)
+        if ch is not None and ch.agreement >= info.settings.min_agreement
+    ]  # fmt: skip
+    if not passed:
+        return None, checks
+    k = max(passed, key=lambda k: checks[k].confirmed)  # the first of equals: the higher peak
+    T = checks[k].T_cam_part
+    position = T[:3, :3] @ centre + T[:3, 3]
+    uv = frame.K @ position
+    centre_px = _to_given((uv[:2] / uv[2])[None], frame.scale)[0]
+    moved = replace(candidates[k], position_m=position, centre_px=centre_px, T_cam_part=T,
+                    depth_agreement=checks[k].agreement)  # fmt: skip
+    return moved, checks
+
+
+def _pose_from_keypoints(detector, kp_px, K, position_m, refine=True) -> np.ndarray | None:
     """PnP on the predicted keypoints; the rotation kept, the translation moved so that the
     bounding-box centre lands on ``position_m`` (the centre and depth heads are the surer
     cue). None when PnP fails or fits the keypoints worse than ``max_pnp_rms_rel``."""
     geo = detector.geometry
-    res = solve_pnp(geo.keypoints_part_m, kp_px, K)
+    res = solve_pnp(geo.keypoints_part_m, kp_px, K, refine=refine)
     size_px = float(np.ptp(kp_px, axis=0).mean())
     if res is None or res.rms_px > detector.info.settings.max_pnp_rms_rel * max(size_px, 1.0):
         return None

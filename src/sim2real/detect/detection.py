@@ -18,11 +18,15 @@ class Detection:
     centre_px: np.ndarray | None
     """(2,) its projection in the given image [px]."""
     T_cam_part: np.ndarray | None = None
-    """(4, 4) pose from the keypoints (PnP) moved to ``position_m``, or None."""
+    """(4, 4) pose from the keypoints (PnP) moved to ``position_m`` (and refined onto the
+    depth when ``depth_agreement`` is set), or None."""
     keypoints_px: np.ndarray | None = field(default=None, repr=False)
     """(K, 2) predicted keypoints in the given image [px]."""
     depth_from: str = "none"
     """Which head gave the depth: "depth" (measured depth + offset), "size" or "none"."""
+    depth_agreement: float | None = None
+    """Share of the part's camera-facing surface points the depth confirms at ``T_cam_part``
+    (refined onto the depth: detect/verify.py); None when not checked."""
 
     def to_json(self, frame: int) -> dict:
         out: dict = {"frame": int(frame), "found": bool(self.found)}
@@ -32,4 +36,6 @@ class Detection:
         )
         if self.T_cam_part is not None:
             out["T_cam_part"] = [[round(float(v), 6) for v in row] for row in self.T_cam_part]
+        if self.depth_agreement is not None:
+            out["depth_agreement"] = round(float(self.depth_agreement), 4)
         return out

@@ -45,6 +45,17 @@ class DetectorSettings(StrictModel):
     max_pnp_rms_rel: float = Field(
         0.15, gt=0, description="PnP residual, in projected part sizes, above which no pose"
     )
+    verify: bool = Field(
+        True, description="with depth: check the candidates' poses against it (verify.py)"
+    )
+    candidates: int = Field(3, ge=1, le=20, description="heatmap peaks checked against depth")
+    min_agreement: float = Field(
+        0.0,
+        ge=0,
+        le=1,
+        description="share of surface points the depth must confirm (0: the "
+        "most confirmed peak wins, however few)",
+    )
 
 
 class DetectorFile(StrictModel):
@@ -58,6 +69,12 @@ class DetectorFile(StrictModel):
     centre_part_m: list[float] = Field(description="bounding-box centre, part frame [m]")
     keypoints_part_m: list[list[float]] = Field(description="(K, 3) keypoints, part frame [m]")
     symmetries: list[list[list[float]]] = Field(description="(S, 4, 4) symmetries, metres")
+    surface_part_m: list[list[float]] | None = Field(
+        None,
+        description="(N, 6) surface points and normals, part frame (verify.py); None: "
+        "a detector from before 2026-12-02, whose peaks are not checked against depth",
+    )
+    diameter_m: float | None = Field(None, gt=0, description="the mesh's bounding-box diagonal")
 
 
 @dataclass

@@ -40,7 +40,7 @@ class FinetuneConfig(StrictModel):
     l2sp_alpha: float = Field(0.01, ge=0, description="L2-SP weight towards the sim weights")
     val_frames: int = Field(100, ge=1, description="simulated validation frames measured")
     optim: OptimConfig = Field(
-        default_factory=lambda: OptimConfig(batch_size=8, lr=5e-4, max_minutes=2.0),
+        default_factory=lambda: OptimConfig(batch_size=8, lr=5e-4, max_minutes=2.0, max_steps=None),
         description="the optimizer (a shorter, gentler schedule than training's)",
     )
 

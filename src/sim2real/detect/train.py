@@ -1,9 +1,9 @@
 """Training the detector on randomized simulated frames only (``sim2real detect train``).
 
 The frames are rendered once into memory (``frames`` of them, seeded per index, so a run is
-reproducible) and the network is trained on them for at most ``max_train_minutes`` or
-``max_steps``, with a cosine learning-rate decay over that budget; ``val_frames`` further
-frames (other indices of the same randomization) measure it.
+reproducible) and the network is trained on them for ``max_steps`` (or ``max_minutes``, when
+those run out first), with a cosine learning-rate decay over that budget; ``val_frames``
+further frames (other indices of the same randomization) measure it.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from sim2real.detect.network import NetworkConfig, build_network, network_input,
 from sim2real.detect.scene_config import SceneConfig, resolve_assets
 from sim2real.detect.sim_data import FrameSet, render_frames
 from sim2real.detect.targets import PartGeometry, detector_loss
+from sim2real.detect.verify import surface_samples
 
 
 class OptimConfig(StrictModel):
@@ -31,8 +32,11 @@ class OptimConfig(StrictModel):
     batch_size: int = Field(16, ge=1, le=512, description="frames per step")
     lr: float = Field(2e-3, gt=0, description="peak learning rate (AdamW), cosine decay to 5 %")
     weight_decay: float = Field(1e-4, ge=0, description="AdamW weight decay")
-    max_minutes: float = Field(12.0, gt=0, description="wall-clock budget of the steps [min]")
-    max_steps: int | None = Field(None, ge=1, description="step budget (None: time only)")
+    # steps, not minutes, set what a default training is: the same on an idle machine and a
+    # loaded one (a 12 min budget gave 8,923 steps idle and 263-889 on a loaded machine); the
+    # minutes only cap it (10,000 steps took 14.5-16 min on this 2-core machine, 2026-12-02)
+    max_steps: int | None = Field(10_000, ge=1, description="step budget (None: time only)")
+    max_minutes: float = Field(17.0, gt=0, description="wall-clock cap on the steps [min]")
     depth_dropout: float = Field(
         0.1, ge=0, le=1, description="share of frames trained with their depth blanked (RGB-D)"
     )
@@ -81,6 +85,7 @@ def resolve_train_config(
     minutes: float | None = None,
     input_kind: str | None = None,
     seed: int | None = None,
+    steps: int | None = None,
 ) -> TrainConfig:
     """The config of a YAML file (or the defaults) with the command line's overrides."""
     from sim2real.core.errors import InputError
@@ -97,8 +102,13 @@ def resolve_train_config(
         update["frames"] = frames
     if seed is not None:
         update["seed"] = seed
+    optim: dict = {}
     if minutes is not None:
-        update["optim"] = cfg.optim.model_copy(update={"max_minutes": minutes})
+        optim["max_minutes"] = minutes
+    if steps is not None:
+        optim["max_steps"] = steps
+    if optim:
+        update["optim"] = cfg.optim.model_copy(update=optim)
     if input_kind is not None:
         update["network"] = cfg.network.model_copy(update={"input": input_kind})
     return cfg.model_copy(update=update)
@@ -159,7 +169,7 @@ def sim_eval_frames(frames: FrameSet) -> list[tuple]:
 def train_detector(model: str | Path, cfg: TrainConfig, progress=None) -> TrainResult:
     """Render ``cfg.frames`` randomized frames of the part ``model`` (a mesh file or a
     MODEL_DIR), train a detector on them, measure it on ``cfg.val_frames`` others.
-    ``progress(stage, done, total)`` reports rendering (frames) and training (seconds)."""
+    ``progress(stage, done, total)`` reports rendering (frames) and training (% of the budget)."""
     import torch
 
     from sim2real.detect.render_rgbd import SampleRenderer
@@ -184,8 +194,10 @@ def train_detector(model: str | Path, cfg: TrainConfig, progress=None) -> TrainR
 
     def on_log(step, elapsed, lr, terms):
         log.append({"step": step, "elapsed_s": round(elapsed, 2), "lr": lr, **terms})
-        if progress:
-            progress("train", elapsed, 60.0 * cfg.optim.max_minutes)
+        if progress:  # the share of the budget spent, steps or minutes, whichever leads
+            o = cfg.optim
+            spent = max(elapsed / (60.0 * o.max_minutes), step / o.max_steps if o.max_steps else 0)
+            progress("train", 100.0 * min(spent, 1.0), 100.0)
 
     def draw(rng):
         idx = rng.integers(0, len(train), cfg.optim.batch_size)
@@ -204,6 +216,8 @@ def train_detector(model: str | Path, cfg: TrainConfig, progress=None) -> TrainR
         centre_part_m=geometry.centre_part_m.tolist(),
         keypoints_part_m=geometry.keypoints_part_m.tolist(),
         symmetries=geometry.symmetries.tolist(),
+        surface_part_m=np.round(surface_samples(part.mesh), 6).tolist(),
+        diameter_m=float(part.mesh.diameter_m),
     )
     detector = Detector(net, info)
     metrics, _ = evaluate_frames(detector, sim_eval_frames(val))

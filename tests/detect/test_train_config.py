@@ -1,0 +1,17 @@
+"""The training budget of ``detect train``: steps by default (the same training on an idle and
+a busy machine), minutes as a cap, both overridable from the command line."""
+
+from sim2real.detect.train import TrainConfig, resolve_train_config
+
+
+def test_the_default_budget_is_steps_capped_by_minutes():
+    optim = TrainConfig().optim
+    assert optim.max_steps == 10_000 and optim.max_minutes == 17.0
+
+
+def test_steps_and_minutes_from_the_command_line_override_the_config():
+    cfg = resolve_train_config(None, steps=120, minutes=3.5, seed=4)
+    assert cfg.optim.max_steps == 120 and cfg.optim.max_minutes == 3.5 and cfg.seed == 4
+    assert cfg.optim.batch_size == TrainConfig().optim.batch_size  # the rest untouched
+    only_minutes = resolve_train_config(None, minutes=2.0).optim
+    assert only_minutes.max_steps == 10_000 and only_minutes.max_minutes == 2.0
