@@ -134,3 +134,15 @@ def test_the_decoder_keeps_the_confirmed_peak_over_a_higher_one_at_the_decoy(dep
     )
     det.info.settings = DetectorSettings(verify=False)
     assert verified_candidate(det, [cand(near, 0.7)], frame) == (None, [None])
+
+
+def test_detect_run_sums_up_the_depth_checks():
+    from sim2real.detect.run import DetectRun
+
+    dets = [(i, Detection(True, 0.9, np.zeros(3), np.zeros(2), depth_agreement=a))
+            for i, a in enumerate((0.8, 0.5, 0.7))]  # fmt: skip
+    dets.append((3, Detection(True, 0.9, np.zeros(3), np.zeros(2))))  # not checked
+    lines = DetectRun(dets, [10.0] * 4, [], None).summary_lines()
+    assert any("3 detections" in x and "0.70" in x and "lowest 0.50" in x for x in lines), lines
+    unchecked = DetectRun(dets[3:], [10.0], [], None).summary_lines()
+    assert not any("depth" in x for x in unchecked)

@@ -34,6 +34,13 @@ class DetectRun:
             f"{n} frames, part found in {found}, median {np.median(self.ms_per_frame):.1f} ms "
             "per frame"
         ]
+        agreement = [d.depth_agreement for _, d in self.detections if d.depth_agreement is not None]
+        if agreement:
+            lines.append(
+                f"checked against the depth: {len(agreement)} detections, median share of the "
+                f"part's facing points confirmed {np.median(agreement):.2f} (lowest "
+                f"{min(agreement):.2f})"
+            )
         if self.metrics is not None:
             from sim2real.detect.report import detections_summary
 
