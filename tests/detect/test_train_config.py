@@ -15,3 +15,10 @@ def test_steps_and_minutes_from_the_command_line_override_the_config():
     assert cfg.optim.batch_size == TrainConfig().optim.batch_size  # the rest untouched
     only_minutes = resolve_train_config(None, minutes=2.0).optim
     assert only_minutes.max_steps == 10_000 and only_minutes.max_minutes == 2.0
+
+
+def test_the_budget_spent_is_steps_or_minutes_whichever_leads():
+    optim = TrainConfig().optim  # 10,000 steps, 17 min
+    assert optim.spent(60.0, 5_000) == 0.5  # steps lead
+    assert optim.spent(0.75 * 17 * 60, 5_000) == 0.75  # minutes lead
+    assert optim.model_copy(update={"max_steps": None}).spent(8.5 * 60, 10**6) == 0.5

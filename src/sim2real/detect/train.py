@@ -51,6 +51,12 @@ class OptimConfig(StrictModel):
         "most of the time: a quarter of the cost of a step on whole 320x240 frames; None: whole",
     )
 
+    def spent(self, elapsed_s: float, step: int) -> float:
+        """Share of the budget spent after ``step`` steps and ``elapsed_s`` seconds: steps or
+        minutes, whichever leads (>= 1: done)."""
+        by_steps = step / self.max_steps if self.max_steps else 0.0
+        return max(elapsed_s / (60.0 * self.max_minutes), by_steps)
+
 
 class TrainConfig(StrictModel):
     """Everything ``detect train`` resolves (written as DET/config.yaml)."""
@@ -127,12 +133,11 @@ def fit_network(net, draw_batch, geometry, cfg: OptimConfig, net_cfg, penalty=No
 
     rng = np.random.default_rng(0)
     opt = torch.optim.AdamW(net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
-    budget_s = 60.0 * cfg.max_minutes
     t0, step, terms, lr = time.perf_counter(), 0, None, cfg.lr
     net.train()
     while True:
         elapsed = time.perf_counter() - t0
-        frac = max(elapsed / budget_s, step / cfg.max_steps if cfg.max_steps else 0.0)
+        frac = cfg.spent(elapsed, step)
         if frac >= 1.0:
             if log is not None and terms is not None and step % 25 != 0:
                 log(step, elapsed, lr, {k: float(v.detach()) for k, v in terms.items()})
@@ -194,10 +199,8 @@ def train_detector(model: str | Path, cfg: TrainConfig, progress=None) -> TrainR
 
     def on_log(step, elapsed, lr, terms):
         log.append({"step": step, "elapsed_s": round(elapsed, 2), "lr": lr, **terms})
-        if progress:  # the share of the budget spent, steps or minutes, whichever leads
-            o = cfg.optim
-            spent = max(elapsed / (60.0 * o.max_minutes), step / o.max_steps if o.max_steps else 0)
-            progress("train", 100.0 * min(spent, 1.0), 100.0)
+        if progress:
+            progress("train", 100.0 * min(cfg.optim.spent(elapsed, step), 1.0), 100.0)
 
     def draw(rng):
         idx = rng.integers(0, len(train), cfg.optim.batch_size)

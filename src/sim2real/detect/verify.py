@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from sim2real.core.mesh_io import Mesh
+from sim2real.detect.keypoints import project
 
 SURFACE_POINTS = 256
 """Surface samples stored with a detector (enough to score a pose; a few kB of YAML)."""
@@ -63,12 +64,11 @@ def _facing(surface: np.ndarray, T: np.ndarray) -> np.ndarray:
 def _observed(points: np.ndarray, depth_m: np.ndarray, K: np.ndarray) -> np.ndarray:
     """(M,) the measured depth at each camera-frame point's pixel (0: none or outside)."""
     h, w = depth_m.shape
-    z = np.maximum(points[:, 2], 1e-9)
-    u = np.rint(K[0, 0] * points[:, 0] / z + K[0, 2]).astype(np.intp)
-    v = np.rint(K[1, 1] * points[:, 1] / z + K[1, 2]).astype(np.intp)
-    inside = (u >= 0) & (u < w) & (v >= 0) & (v < h) & (points[:, 2] > 0)
     out = np.zeros(len(points))
-    out[inside] = depth_m[v[inside], u[inside]]
+    front = np.flatnonzero(points[:, 2] > 0)
+    u, v = np.rint(project(points[front], K)).astype(np.intp).T
+    inside = (u >= 0) & (u < w) & (v >= 0) & (v < h)
+    out[front[inside]] = depth_m[v[inside], u[inside]]
     return out
 
 
@@ -140,8 +140,8 @@ def check_pose(
     reg = o3d.pipelines.registration
     target = o3d.geometry.PointCloud(o3d.utility.Vector3dVector(scene))
 
-    def icp(T: np.ndarray, reach_rel: float) -> np.ndarray:
-        source = o3d.geometry.PointCloud(o3d.utility.Vector3dVector(_facing(surface, T)))
+    def icp(T: np.ndarray, reach_rel: float, facing: np.ndarray) -> np.ndarray:
+        source = o3d.geometry.PointCloud(o3d.utility.Vector3dVector(facing))
         step = reg.registration_icp(
             source, target, max(reach_rel * diameter_m, AGREE_MIN_M), np.eye(4),
             reg.TransformationEstimationPointToPoint(),
@@ -150,12 +150,13 @@ def check_pose(
         return np.asarray(step) @ T
 
     # coarse pairs from every start, then pairs within the tolerance from the best of them
-    coarse = [icp(T, SEARCH_REL) for T in _tilted_starts(T0, centre)
-              if len(_facing(surface, T)) >= MIN_POINTS]  # fmt: skip
+    starts = [(T, _facing(surface, T)) for T in _tilted_starts(T0, centre)]
+    coarse = [icp(T, SEARCH_REL, f) for T, f in starts if len(f) >= MIN_POINTS]
     if not coarse:
         return None
     scores = [depth_agreement(surface, T, depth_m, K, diameter_m)[0] for T in coarse]
-    T = icp(coarse[int(np.argmax(scores))], AGREE_REL)
+    best = coarse[int(np.argmax(scores))]
+    T = icp(best, AGREE_REL, _facing(surface, best))
     confirmed, facing = depth_agreement(surface, T, depth_m, K, diameter_m)
     return DepthCheck(T, confirmed / facing if facing else 0.0, confirmed, facing)
 
