@@ -16,7 +16,7 @@ from sim2real.core.pose import invert_pose, look_at, make_pose
 from sim2real.detect.decode import NetFrame, verified_candidate
 from sim2real.detect.detection import Detection
 from sim2real.detect.detector import DetectorSettings
-from sim2real.detect.verify import check_pose, depth_agreement, surface_samples
+from sim2real.detect.verify import check_pose, check_poses, depth_agreement, surface_samples
 from sim2real.sensors.render import DepthRenderer
 from sim2real.sensors.scene import make_scene
 
@@ -90,6 +90,39 @@ def test_the_part_placed_on_the_decoy_confirms_fewer_points(depth):
                        DIAMETER)  # fmt: skip
     wrong = check_pose(SURFACE, at_ball, CENTRE, depth, CAMERA.K, DIAMETER)
     assert right.confirmed > 1.5 * wrong.confirmed, (right, wrong)
+
+
+def test_starts_checked_together_equal_each_checked_alone(depth):
+    """The ICP runs of several starts share two threads: the results must not depend on it."""
+    starts = [_moved(T_CUBE, [0.01, 0, 0], 20), None, T_BALL, _moved(T_CUBE, [0, 0.01, 0], -15)]
+    together = check_poses(SURFACE, starts, CENTRE, depth, CAMERA.K, DIAMETER)
+    assert together[1] is None
+    for T, check in zip(starts, together, strict=True):
+        if T is not None:
+            alone = check_pose(SURFACE, T, CENTRE, depth, CAMERA.K, DIAMETER)
+            assert np.array_equal(alone.T_cam_part, check.T_cam_part)
+            assert alone.confirmed == check.confirmed
+
+
+def _check_in_child(depth, queue):
+    queue.put(check_pose(SURFACE, T_CUBE, CENTRE, depth, CAMERA.K, DIAMETER).confirmed)
+
+
+def test_a_forked_process_checks_after_its_parent_did(depth):
+    """The check's threads are started once per process: a child forked after the parent used
+    them has none of them and must start its own, not wait forever."""
+    import multiprocessing
+
+    parent = check_pose(SURFACE, T_CUBE, CENTRE, depth, CAMERA.K, DIAMETER).confirmed
+    ctx = multiprocessing.get_context("fork")
+    queue = ctx.Queue()
+    child = ctx.Process(target=_check_in_child, args=(depth, queue))
+    child.start()
+    child.join(timeout=60)
+    hung = child.is_alive()
+    if hung:
+        child.kill()
+    assert not hung and queue.get(timeout=5) == parent
 
 
 class _Info:

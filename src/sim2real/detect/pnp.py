@@ -25,11 +25,11 @@ def _dlt(points_part: np.ndarray, uv: np.ndarray, K: np.ndarray) -> np.ndarray:
     """(N >= 6) correspondences -> (4, 4) pose from the 3x4 projection's null space."""
     xy = (np.linalg.inv(K) @ np.c_[uv, np.ones(len(uv))].T).T[:, :2]
     X = np.c_[points_part, np.ones(len(points_part))]
-    rows = []
-    for (x, y), Xh in zip(xy, X, strict=True):
-        rows.append(np.r_[Xh, np.zeros(4), -x * Xh])
-        rows.append(np.r_[np.zeros(4), Xh, -y * Xh])
-    _, _, Vt = np.linalg.svd(np.asarray(rows))
+    A = np.zeros((2 * len(X), 12))  # two rows a point: [X 0 -xX] and [0 X -yX]
+    A[0::2, :4] = A[1::2, 4:8] = X
+    A[0::2, 8:] = -xy[:, :1] * X
+    A[1::2, 8:] = -xy[:, 1:] * X
+    _, _, Vt = np.linalg.svd(A)
     P = Vt[-1].reshape(3, 4)
     if np.linalg.det(P[:, :3]) < 0:
         P = -P

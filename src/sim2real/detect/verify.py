@@ -11,6 +11,9 @@ chosen after seeing the keypoints' rotation that far off on the real ViSP cube (
 
 from __future__ import annotations
 
+import functools
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -121,67 +124,84 @@ def _tilted_starts(T0: np.ndarray, centre_cam: np.ndarray) -> list[np.ndarray]:
     return out
 
 
+@functools.cache
+def _pool(pid: int) -> ThreadPoolExecutor:
+    """The two threads the checks run on, started once per process (``pid``: a forked child
+    has none of its parent's threads): starting them took 3 ms a frame."""
+    return ThreadPoolExecutor(2, thread_name_prefix="depth-check")
+
+
+def _icp(target, facing: np.ndarray, T: np.ndarray, reach_m: float) -> np.ndarray:
+    """T refined by a point-to-point ICP (Open3D) of ``facing`` (camera-frame points at T) onto
+    the ``target`` cloud, pairs at most ``reach_m`` apart."""
+    import open3d as o3d
+
+    reg = o3d.pipelines.registration
+    source = o3d.geometry.PointCloud(o3d.utility.Vector3dVector(facing))
+    step = reg.registration_icp(
+        source, target, reach_m, np.eye(4), reg.TransformationEstimationPointToPoint(),
+        reg.ICPConvergenceCriteria(max_iteration=ICP_ITERATIONS),
+    ).transformation  # fmt: skip
+    return np.asarray(step) @ T
+
+
 def check_pose(
     surface: np.ndarray, T0: np.ndarray, centre_part_m: np.ndarray, depth_m: np.ndarray,
     K: np.ndarray, diameter_m: float,
 ) -> DepthCheck | None:  # fmt: skip
-    """``T0`` and T0 tilted (``_tilted_starts``), each refined by ICP onto the frame's points
-    near it; the one the depth confirms at the most surface points (``depth_agreement``)
-    refined once more with pairs within the tolerance. None when the frame has too few points
-    there or the part would be behind the camera. Use ``check_poses`` for several."""
-    import open3d as o3d
-
-    if T0[2, 3] <= 0:
-        return None
-    centre = T0[:3, :3] @ centre_part_m + T0[:3, 3]
-    scene = _frame_points(depth_m, K, centre, CROP_REL * diameter_m)
-    if len(scene) < MIN_POINTS:
-        return None
-    reg = o3d.pipelines.registration
-    target = o3d.geometry.PointCloud(o3d.utility.Vector3dVector(scene))
-
-    def icp(T: np.ndarray, reach_rel: float, facing: np.ndarray) -> np.ndarray:
-        source = o3d.geometry.PointCloud(o3d.utility.Vector3dVector(facing))
-        step = reg.registration_icp(
-            source, target, max(reach_rel * diameter_m, AGREE_MIN_M), np.eye(4),
-            reg.TransformationEstimationPointToPoint(),
-            reg.ICPConvergenceCriteria(max_iteration=ICP_ITERATIONS),
-        ).transformation  # fmt: skip
-        return np.asarray(step) @ T
-
-    # coarse pairs from every start, then pairs within the tolerance from the best of them
-    starts = [(T, _facing(surface, T)) for T in _tilted_starts(T0, centre)]
-    coarse = [icp(T, SEARCH_REL, f) for T, f in starts if len(f) >= MIN_POINTS]
-    if not coarse:
-        return None
-    scores = [depth_agreement(surface, T, depth_m, K, diameter_m)[0] for T in coarse]
-    best = coarse[int(np.argmax(scores))]
-    T = icp(best, AGREE_REL, _facing(surface, best))
-    confirmed, facing = depth_agreement(surface, T, depth_m, K, diameter_m)
-    return DepthCheck(T, confirmed / facing if facing else 0.0, confirmed, facing)
+    """``check_poses`` of one start."""
+    return check_poses(surface, [T0], centre_part_m, depth_m, K, diameter_m)[0]
 
 
 def check_poses(
     surface: np.ndarray, starts: list[np.ndarray | None], centre_part_m: np.ndarray,
     depth_m: np.ndarray, K: np.ndarray, diameter_m: float,
 ) -> list[DepthCheck | None]:  # fmt: skip
-    """``check_pose`` of each start (None for None), two at a time: Open3D's ICP releases the
-    GIL. Open3D runs one thread per call meanwhile: on a few hundred points its threads cost
-    more than they save, the more so while torch's still spin after the network's forward
-    pass (43 against 30 ms a frame, measured)."""
-    from concurrent.futures import ThreadPoolExecutor
+    """Each start T0 and T0 tilted (``_tilted_starts``) refined by ICP onto the frame's points
+    near it; the one the depth confirms at the most surface points (``depth_agreement``)
+    refined once more with pairs within the tolerance. None for a None start, one with too few
+    frame points there, or one behind the camera.
 
+    The ICP runs (every start of every candidate at once, then the fine ones) go two at a
+    time: Open3D's ICP releases the GIL. Open3D runs one thread per call meanwhile: on a few
+    hundred points its threads cost more than they save, the more so while torch's still spin
+    after the network's forward pass (43 against 30 ms a frame, measured)."""
     import open3d as o3d
 
-    def one(T):
-        return None if T is None else check_pose(surface, T, centre_part_m, depth_m, K, diameter_m)
-
+    coarse_m = max(SEARCH_REL * diameter_m, AGREE_MIN_M)
+    fine_m = max(AGREE_REL * diameter_m, AGREE_MIN_M)
+    targets, jobs = {}, []  # candidate -> frame cloud; (candidate, start, facing points)
+    for k, T0 in enumerate(starts):
+        if T0 is None or T0[2, 3] <= 0:
+            continue
+        centre = T0[:3, :3] @ centre_part_m + T0[:3, 3]
+        scene = _frame_points(depth_m, K, centre, CROP_REL * diameter_m)
+        if len(scene) < MIN_POINTS:
+            continue
+        targets[k] = o3d.geometry.PointCloud(o3d.utility.Vector3dVector(scene))
+        for T in _tilted_starts(T0, centre):
+            facing = _facing(surface, T)
+            if len(facing) >= MIN_POINTS:
+                jobs.append((k, T, facing))
+    out: list[DepthCheck | None] = [None] * len(starts)
+    if not jobs:
+        return out
     threads = o3d.utility.get_max_threads()
     o3d.utility.set_max_threads(1)
     try:
-        if len(starts) < 2:
-            return [one(T) for T in starts]
-        with ThreadPoolExecutor(2) as pool:
-            return list(pool.map(one, starts))
+        pool = _pool(os.getpid())
+        coarse = list(pool.map(lambda j: _icp(targets[j[0]], j[2], j[1], coarse_m), jobs))
+        best: dict[int, tuple[int, np.ndarray]] = {}  # the first of equals: as np.argmax
+        for (k, _, _), T in zip(jobs, coarse, strict=True):
+            score = depth_agreement(surface, T, depth_m, K, diameter_m)[0]
+            if k not in best or score > best[k][0]:
+                best[k] = (score, T)
+        fine = list(pool.map(
+            lambda k: _icp(targets[k], _facing(surface, best[k][1]), best[k][1], fine_m), best
+        ))  # fmt: skip
     finally:
         o3d.utility.set_max_threads(threads)
+    for k, T in zip(best, fine, strict=True):
+        confirmed, facing = depth_agreement(surface, T, depth_m, K, diameter_m)
+        out[k] = DepthCheck(T, confirmed / facing if facing else 0.0, confirmed, facing)
+    return out
