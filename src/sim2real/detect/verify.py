@@ -107,20 +107,26 @@ def _frame_points(depth_m: np.ndarray, K: np.ndarray, centre: np.ndarray, radius
     return pts[np.linalg.norm(pts - centre, axis=1) < radius]
 
 
+@functools.cache
+def _tilts() -> np.ndarray:
+    """(4, 3, 3) turns by +-TILT_DEG about the camera's x, then y axis (built once: they are
+    constants, and scipy's Rotation per check cost half a millisecond a frame)."""
+    from scipy.spatial.transform import Rotation
+
+    vectors = [sign * np.radians(TILT_DEG) * axis for axis in np.eye(3)[:2] for sign in (1, -1)]
+    return Rotation.from_rotvec(vectors).as_matrix()
+
+
 def _tilted_starts(T0: np.ndarray, centre_cam: np.ndarray) -> list[np.ndarray]:
     """T0 and T0 turned by +-TILT_DEG about the camera's x and y axes through the part's
     centre: the keypoints' rotation can be some 30 degrees off on real frames (a symmetric
     part's corners are ambiguous), beyond the reach of ICP from T0 alone."""
-    from scipy.spatial.transform import Rotation
-
     out = [T0]
-    for axis in np.eye(3)[:2]:
-        for sign in (1.0, -1.0):
-            R = Rotation.from_rotvec(sign * np.radians(TILT_DEG) * axis).as_matrix()
-            T = np.eye(4)
-            T[:3, :3] = R
-            T[:3, 3] = centre_cam - R @ centre_cam
-            out.append(T @ T0)
+    for R in _tilts():
+        T = np.eye(4)
+        T[:3, :3] = R
+        T[:3, 3] = centre_cam - R @ centre_cam
+        out.append(T @ T0)
     return out
 
 
