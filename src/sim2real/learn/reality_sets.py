@@ -6,6 +6,7 @@ report its own selection.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from pydantic import Field, ValidationError, model_validator
@@ -35,9 +36,14 @@ class RealitySets(StrictModel):
         return self
 
 
-def reality_sets_path(env_id: str) -> Path:
-    from sim2real.learn.train import env_slug
+def env_slug(env_id: str) -> str:
+    """'sim2real/PendulumSwingup-v0' -> 'pendulum_swingup' (the name of its config files)."""
+    name = env_id.split("/")[-1]
+    name = re.sub(r"-v\d+$", "", name)
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 
+
+def reality_sets_path(env_id: str) -> Path:
     return CONFIG_DIR / f"{env_slug(env_id)}.realities.yaml"
 
 

@@ -38,6 +38,7 @@ def curves_png(path: Path, runs: dict[str, Path]) -> bool:
     with a ``metrics.csv`` (False when none has one)."""
     from sim2real.core.report import pyplot
     from sim2real.learn.train import METRICS_FILE, read_metrics
+    from sim2real.learn.validation_watch import read_validation
 
     curves = {k: read_metrics(p) for k, p in runs.items() if (p / METRICS_FILE).is_file()}
     curves = {k: rows for k, rows in curves.items() if rows and "env_steps" in rows[0]}  # PPO
@@ -49,10 +50,18 @@ def curves_png(path: Path, runs: dict[str, Path]) -> bool:
         steps = [r["env_steps"] / 1e6 for r in rows]
         ax_r.plot(steps, [r["mean_return"] for r in rows], f"C{k}", label=name)
         ax_s.plot(steps, [100 * r["success_rate"] for r in rows], f"C{k}", label=name)
+        checks = read_validation(runs[name])  # the kept iterate filled, the others open
+        for row in checks:
+            face = f"C{k}" if row["kept"] else "none"
+            ax_s.plot(row["env_steps"] / 1e6, 100 * row["success"], "o", mec=f"C{k}", mfc=face)
     ax_r.set(xlabel="environment steps [million]", ylabel="mean episode return")
     ax_s.set(xlabel="environment steps [million]", ylabel="success [%]", ylim=(-2, 102))
     ax_s.legend(fontsize=7, loc="best")
-    fig.suptitle("training curves (each policy in its own training conditions, stochastic actions)")
+    fig.suptitle(
+        "training curves (each policy in its own training conditions, stochastic actions; "
+        "circles: validation worlds, filled where a new best was kept)",
+        fontsize=9,
+    )
     fig.tight_layout()
     save_figure(fig, path, dpi=100)
     return True

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import csv
 import io
+import math
+from collections import deque
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 import yaml
 
@@ -117,3 +120,32 @@ def progress_bar(quiet: bool) -> Any:
         TimeRemainingColumn(),
         TextColumn("{task.fields[info]}"),
     )
+
+
+def metrics_row(
+    iteration: int,
+    env_steps: int,
+    episodes: deque,
+    losses: dict[str, float],
+    storage: Any,
+    t0: float,
+    t1: float,
+    t2: float,
+) -> dict[str, float]:
+    """One iteration's row of the training curve (its ``wall_s`` filled by the caller);
+    ``episodes``: (return, success) of the last finished episodes."""
+    arr = np.array(episodes, dtype=float).reshape(-1, 2)
+    action_std = storage.sigma.mean().item()  # of the rollout (state-dependent with gSDE)
+    return {
+        "iteration": iteration,
+        "env_steps": env_steps,
+        "wall_s": 0.0,
+        "steps_per_s": (env_steps / iteration) / max(t2 - t0, 1e-9),
+        "collect_s": t1 - t0,
+        "learn_s": t2 - t1,
+        "mean_return": float(arr[:, 0].mean()) if len(arr) else math.nan,
+        "success_rate": float(arr[:, 1].mean()) if len(arr) else math.nan,
+        "episodes": len(arr),
+        **losses,
+        "action_std": action_std,
+    }

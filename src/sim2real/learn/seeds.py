@@ -90,12 +90,15 @@ class SeedSweep:
     validation: list[str]
 
     def lines(self) -> list[str]:
-        rows = [
-            f"seed {s.seed}: validation success {100 * s.success:.0f} %, return "
-            f"{s.mean_return:.0f} (training {100 * s.train['success_rate']:.0f} %)"
-            + ("  <- kept" if s is self.best else "")
-            for s in self.scores
-        ]
+        rows = []
+        for s in self.scores:
+            kept = s.train.get("kept_iteration")
+            at = "" if kept is None else f", policy of iteration {kept:.0f}"
+            rows.append(
+                f"seed {s.seed}: validation success {100 * s.success:.0f} %, return "
+                f"{s.mean_return:.0f} (training {100 * s.train['success_rate']:.0f} %{at})"
+                + ("  <- kept" if s is self.best else "")
+            )
         worlds = ", ".join(self.validation)
         return [*rows, f"best: seed {self.best.seed} ({self.out / BEST_LINK}), on {worlds}"]
 
@@ -151,6 +154,7 @@ def train_one_seed(run_dir: Path, env_id: str, seed: int, train_kw: dict[str, An
         "wall_s": result.wall_s,
         "mean_return": result.mean_return,
         "success_rate": result.success_rate,
+        **({"kept_iteration": result.kept["iteration"]} if result.kept else {}),
     }
 
 

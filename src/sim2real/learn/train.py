@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import math
 import random
-import re
 import time
 from collections import deque
 from collections.abc import Callable
@@ -34,18 +33,21 @@ from sim2real.learn.learners.normalize import ReturnScale
 from sim2real.learn.policy import PolicyMeta, save_policy
 from sim2real.learn.ppo import PPO, ActorCritic, NetConfig, PPOConfig, RolloutStorage
 from sim2real.learn.ppo_rollout import ExplorationNoise, collect
+from sim2real.learn.reality_sets import env_slug
 from sim2real.learn.run_folder import (
     METRIC_COLUMNS,
     METRICS_FILE,
     TIMING_COLUMNS,
     TRAIN_STATE_FILE,
     load_train_state,
+    metrics_row,
     progress_bar,
     read_metrics,
     save_train_state,
     write_config,
     write_metrics,
 )
+from sim2real.learn.validation_watch import BestOnValidation
 from sim2real.learn.vec import ObsRoles, VecEnv
 
 __all__ = [  # the run folder's names, for the callers that know them from here
@@ -58,6 +60,7 @@ __all__ = [  # the run folder's names, for the callers that know them from here
     "TrainConfig",
     "TrainResult",
     "default_train_config",
+    "env_slug",
     "load_train_config",
     "progress_bar",
     "read_metrics",
@@ -87,6 +90,13 @@ class TrainConfig(StrictModel):
     sde_resample_steps: int = Field(
         16, ge=1, description="steps between draws of the state-dependent noise (gSDE)"
     )
+    validate_every: int = Field(
+        0,
+        ge=0,
+        description="iterations between evaluations on the task's validation worlds, the best "
+        "so far kept as policy.pt (sim2real.learn.validation_watch); 0: policy.pt is the latest",
+    )
+    validation_episodes: int = Field(50, ge=1, description="episodes per validation world")
     training_env: dict[str, Any] = Field(
         default_factory=dict,
         description="environment fields for training only, under those given with the "
@@ -113,20 +123,20 @@ class TrainResult:
     mean_return: float  # over the last episode window
     success_rate: float
     deployable: bool
+    kept: dict[str, float] | None = None  # the validation row of the kept policy (validate_every)
 
     def summary(self) -> str:
+        kept = (
+            f"; kept iteration {self.kept['iteration']:.0f}: validation success "
+            f"{100 * self.kept['success']:.0f} %"
+            if self.kept
+            else ""
+        )
         return (
             f"{self.iterations} iterations, {self.env_steps} env steps in {self.wall_s:.0f} s: "
-            f"return {self.mean_return:.1f}, success {100 * self.success_rate:.0f} %"
+            f"return {self.mean_return:.1f}, success {100 * self.success_rate:.0f} %{kept}"
             f"{'' if self.deployable else ' (privileged: distill before export)'}"
         )
-
-
-def env_slug(env_id: str) -> str:
-    """'sim2real/PendulumSwingup-v0' -> 'pendulum_swingup' (the name of its config files)."""
-    name = env_id.split("/")[-1]
-    name = re.sub(r"-v\d+$", "", name)
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 
 
 def load_train_config(path: str | Path) -> TrainConfig:
@@ -208,6 +218,9 @@ def train(
         env_config = env_config.model_dump(mode="json")
     env_config = {**cfg.training_env, **(env_config or {})}
 
+    watch = None
+    if cfg.validate_every:  # its worlds load before any training: a bad one fails first
+        watch = BestOnValidation.for_task(run_dir, env_id, cfg.validation_episodes)
     torch.set_num_threads(cfg.torch_threads)
     env = make_env(env_id, cfg.num_envs, seed=cfg.seed, dr=dr, config=env_config)
     try:
@@ -251,6 +264,8 @@ def train(
             raise InputError(run_dir / TRAIN_STATE_FILE, "env_state", why) from None
         obs = state["obs"]
         episodes.extend(state["episodes"])
+        if watch is not None:
+            watch.load_state(state.get("validation"))
         rows = list(state["metrics"])
         iteration, env_steps, wall_before = state["iteration"], state["env_steps"], state["wall_s"]
     write_config(run_dir, env_id, dr, env_config, roles, cfg.model_dump())
@@ -265,8 +280,9 @@ def train(
 
     def checkpoint() -> None:
         save_train_state(run_dir, locals_for_state())
-        meta.iteration, meta.env_steps = iteration, env_steps
-        save_policy(run_dir, model.actor, meta)
+        if watch is None:  # else policy.pt is the best on validation, written by the watch
+            meta.iteration, meta.env_steps = iteration, env_steps
+            save_policy(run_dir, model.actor, meta)
 
     def locals_for_state() -> dict[str, Any]:
         return {
@@ -290,6 +306,7 @@ def train(
             "obs": obs,
             "episodes": list(episodes),
             "metrics": rows,
+            "validation": None if watch is None else watch.state(),
             "iteration": iteration,
             "env_steps": env_steps,
             "wall_s": wall_before + time.perf_counter() - start,
@@ -325,7 +342,7 @@ def train(
                 t2 = time.perf_counter()
                 iteration += 1
                 env_steps += batch
-                row = _metrics_row(iteration, env_steps, episodes, losses, storage, t0, t1, t2)
+                row = metrics_row(iteration, env_steps, episodes, losses, storage, t0, t1, t2)
                 row["wall_s"] = wall_before + t2 - start
                 rows.append(row)
                 write_metrics(run_dir, rows)
@@ -337,7 +354,10 @@ def train(
                     rate=f"{row['steps_per_s']:,.0f}",
                     info=f"return {row['mean_return']:.1f} success {100 * row['success_rate']:.0f} %",
                 )
-                if iteration % cfg.checkpoint_every == 0 or iteration == cfg.iterations:
+                last_one = iteration == cfg.iterations
+                if watch is not None and (iteration % cfg.validate_every == 0 or last_one):
+                    watch.evaluate(model.actor, meta, iteration, env_steps)
+                if iteration % cfg.checkpoint_every == 0 or last_one:
                     checkpoint()
     finally:
         writer.close()
@@ -351,31 +371,5 @@ def train(
         mean_return=float(last["mean_return"]),
         success_rate=float(last["success_rate"]),
         deployable=meta.deployable,
+        kept=None if watch is None else watch.best,
     )
-
-
-def _metrics_row(
-    iteration: int,
-    env_steps: int,
-    episodes: deque,
-    losses: dict[str, float],
-    storage: RolloutStorage,
-    t0: float,
-    t1: float,
-    t2: float,
-) -> dict[str, float]:
-    arr = np.array(episodes, dtype=float).reshape(-1, 2)
-    action_std = storage.sigma.mean().item()  # of the rollout (state-dependent with gSDE)
-    return {
-        "iteration": iteration,
-        "env_steps": env_steps,
-        "wall_s": 0.0,
-        "steps_per_s": (env_steps / iteration) / max(t2 - t0, 1e-9),
-        "collect_s": t1 - t0,
-        "learn_s": t2 - t1,
-        "mean_return": float(arr[:, 0].mean()) if len(arr) else math.nan,
-        "success_rate": float(arr[:, 1].mean()) if len(arr) else math.nan,
-        "episodes": len(arr),
-        **losses,
-        "action_std": action_std,
-    }
