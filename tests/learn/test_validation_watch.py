@@ -13,9 +13,16 @@ from sim2real.learn.policy import load_policy
 from sim2real.learn.reality import load_reality
 from sim2real.learn.reality_sets import reality_sets
 from sim2real.learn.train import TIMING_COLUMNS, TRAIN_STATE_FILE, TrainConfig, read_metrics, train
-from sim2real.learn.validation_watch import VALIDATION_FILE, VALIDATION_SEED, read_validation
+from sim2real.learn.validation_watch import (
+    VALIDATION_FILE,
+    VALIDATION_SEED,
+    BestOnValidation,
+    read_validation,
+)
+from sim2real.learn.vec import ObsRoles
 
 ENV = "sim2real/PendulumSwingup-v0"
+TEACHER = ObsRoles(actor=("policy", "privileged"), critic=("policy", "privileged"))
 SHORT = {"episode_s": 0.5}  # short episodes: quick validations (their worlds take it too)
 
 
@@ -99,3 +106,16 @@ def test_a_task_without_validation_worlds_is_refused_before_training(tmp_path):
     with pytest.raises(InputError, match="no validation worlds"):
         train(tmp_path / "run", TOY_ENV_ID, train_config=cfg, make_env=make_toy_vec, quiet=True)
     assert not (tmp_path / "run" / TRAIN_STATE_FILE).exists()
+
+
+def test_a_teacher_no_world_can_judge_keeps_its_latest(tmp_path):
+    # motor-lag adds an actuator model, hence a longer privileged group than the teacher's:
+    # every validation world skipped leaves nothing to compare, so the latest is kept
+    watch = BestOnValidation(tmp_path, [load_reality("motor-lag")], episodes=2)
+    run = tmp_path / "teacher"
+    train(run, ENV, env_config=SHORT, train_config=_config(2, 0), roles=TEACHER, quiet=True)
+    policy = load_policy(run)
+    for iteration in (1, 2):
+        assert watch.evaluate(policy.actor, policy.meta, iteration, 256 * iteration)
+    assert load_policy(tmp_path).meta.iteration == 2
+    assert [r["kept"] for r in read_validation(tmp_path)] == [1, 1]

@@ -1,8 +1,10 @@
 """PPO training of a policy on a :class:`~sim2real.learn.vec.VecEnv`, into a run folder
 (:mod:`sim2real.learn.run_folder`): ``RUN/config.yaml`` (the fully resolved settings),
 ``RUN/metrics.csv`` (the training curve), ``RUN/tb/`` (TensorBoard scalars), ``RUN/policy.pt``
-(the actor, see :mod:`sim2real.learn.policy`) and ``RUN/train_state.pt`` (everything needed to
-continue). The rollout is :mod:`sim2real.learn.ppo_rollout`'s, the update :mod:`.ppo`'s.
+(the actor, see :mod:`sim2real.learn.policy`: the latest, or with ``validate_every`` the best on
+the validation worlds, :mod:`sim2real.learn.validation_watch`) and ``RUN/train_state.pt``
+(everything needed to continue). The rollout is :mod:`sim2real.learn.ppo_rollout`'s, the
+update :mod:`.ppo`'s.
 
 ``train(..., resume=True)`` continues exactly where a killed run stopped: the checkpoint holds
 the model, the optimizer, the normalizers, every random generator, the environment's own state

@@ -76,7 +76,9 @@ class BestOnValidation:
         success = sum(r.success_rate for r in results) / len(results)
         mean_return = sum(r.mean_return for r in results) / len(results)
         key = (_finite(success), _finite(mean_return))
-        kept = key > self.best_key
+        # every world skipped (a teacher whose privileged group differs there): nothing to
+        # compare, so the latest is kept, as without validation
+        kept = key > self.best_key or all(r.skipped for r in results)
         if kept:
             self.best_key = key
             save_policy(self.run_dir, snapshot, meta)
