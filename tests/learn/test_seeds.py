@@ -12,6 +12,7 @@ from sim2real.learn.seeds import (
     BEST_LINK,
     SEEDS_FILE,
     SeedScore,
+    SeedSweep,
     local_runner,
     parse_seeds,
     train_seeds,
@@ -133,3 +134,11 @@ def test_cli_sweep_prints_every_seed_and_the_kept_one(tmp_path):
     bad = run_cli(*args, "--out", str(tmp_path / "bad"), "--seeds", "3-1")
     assert_one_line_error(bad, "--seeds", "empty range")
     assert not (tmp_path / "bad").exists()
+
+
+def test_sweep_lines_name_each_seeds_kept_iteration():
+    watched = SeedScore(0, Path("seed-0"), {"success_rate": 0.5, "kept_iteration": 420.0}, [])
+    plain = SeedScore(1, Path("seed-1"), {"success_rate": 0.4}, [])
+    lines = SeedSweep(Path("OUT"), [watched, plain], watched, ["w"]).lines()
+    assert lines[0].endswith("(training 50 %, policy of iteration 420)  <- kept")
+    assert lines[1].endswith("(training 40 %)")
