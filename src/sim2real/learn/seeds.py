@@ -25,6 +25,7 @@ from typing import Any
 
 from sim2real.core.atomic import write_text_atomic
 from sim2real.core.errors import InputError
+from sim2real.learn.validation_score import mean_over, score_key
 
 SEEDS_FILE = "seeds.json"
 BEST_LINK = "best"
@@ -66,20 +67,14 @@ class SeedScore:
 
     @property
     def success(self) -> float:
-        rates = [w["success_rate"] for w in self.validation if "success_rate" in w]
-        return sum(rates) / len(rates) if rates else float("nan")
+        return mean_over(self.validation, "success_rate")
 
     @property
     def mean_return(self) -> float:
-        values = [w["mean_return"] for w in self.validation if "mean_return" in w]
-        return sum(values) / len(values) if values else float("nan")
+        return mean_over(self.validation, "mean_return")
 
     def key(self) -> tuple[float, float]:
-        return (_finite(self.success), _finite(self.mean_return))
-
-
-def _finite(x: float) -> float:
-    return x if x == x else float("-inf")
+        return score_key(self.success, self.mean_return)
 
 
 @dataclass

@@ -7,8 +7,8 @@ best-model path does, training with ``validate_every`` evaluates the actor on th
 validation worlds (:mod:`sim2real.learn.reality_sets`; never the evaluation ones) every so many
 iterations and at the end, and the best so far is the run's ``policy.pt``; the training state
 keeps the latest weights, so a resumed run continues the walk, not the kept iterate.
-``RUN/validation.csv`` records every evaluation. Score: mean success rate over the worlds,
-ties broken by mean return (as the seed sweep's, :mod:`sim2real.learn.seeds`). The episodes
+``RUN/validation.csv`` records every evaluation. Score: the seed sweep's
+(:mod:`sim2real.learn.validation_score`). The episodes
 are drawn with their own seed, not the sweep's, so the sweep judges the kept iterates on
 draws that did not choose them.
 """
@@ -18,7 +18,6 @@ from __future__ import annotations
 import copy
 import csv
 import io
-import math
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +25,7 @@ from sim2real.core.atomic import write_text_atomic
 from sim2real.core.errors import InputError
 from sim2real.learn.policy import Policy, PolicyMeta, save_policy
 from sim2real.learn.ppo import Actor
+from sim2real.learn.validation_score import mean_over, score_key
 
 VALIDATION_FILE = "validation.csv"
 VALIDATION_SEED = 11  # the sweep scores with seed 7: other draws of the same worlds
@@ -40,7 +40,6 @@ class BestOnValidation:
         self.worlds = worlds
         self.episodes = episodes
         self.rows: list[dict[str, float]] = []
-        self.best_key = (-math.inf, -math.inf)
 
     @classmethod
     def for_task(cls, run_dir: Path, env_id: str, episodes: int) -> BestOnValidation:
@@ -73,14 +72,17 @@ class BestOnValidation:
             seed=VALIDATION_SEED,
             training=False,
         )
-        success = sum(r.success_rate for r in results) / len(results)
-        mean_return = sum(r.mean_return for r in results) / len(results)
-        key = (_finite(success), _finite(mean_return))
+        judged = [r.to_dict() for r in results]  # the seed sweep's rule: skipped worlds drop out
+        success, mean_return = mean_over(judged, "success_rate"), mean_over(judged, "mean_return")
+        best = self.best
         # every world skipped (a teacher whose privileged group differs there): nothing to
         # compare, so the latest is kept, as without validation
-        kept = key > self.best_key or all(r.skipped for r in results)
+        kept = (
+            best is None
+            or all(r.skipped for r in results)
+            or score_key(success, mean_return) > score_key(best["success"], best["mean_return"])
+        )
         if kept:
-            self.best_key = key
             save_policy(self.run_dir, snapshot, meta)
         row = {"iteration": iteration, "env_steps": env_steps, "success": success}
         row |= {"mean_return": mean_return, "kept": int(kept)}
@@ -90,12 +92,11 @@ class BestOnValidation:
         return kept
 
     def state(self) -> dict[str, Any]:
-        return {"rows": list(self.rows), "best_key": self.best_key}
+        return {"rows": list(self.rows)}
 
     def load_state(self, state: dict[str, Any] | None) -> None:
         if state:
             self.rows = list(state["rows"])
-            self.best_key = tuple(state["best_key"])
 
     def _write(self) -> None:
         buf = io.StringIO()
@@ -112,7 +113,3 @@ def read_validation(run_dir: str | Path) -> list[dict[str, float]]:
         return []
     with open(path, newline="") as f:
         return [{k: float(v) for k, v in row.items()} for row in csv.DictReader(f)]
-
-
-def _finite(x: float) -> float:
-    return x if x == x else -math.inf
