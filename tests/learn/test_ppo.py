@@ -10,7 +10,7 @@ from learn.toy_env import TOY_ENV_ID, make_toy_vec
 from sim2real.learn.distill import run_episodes
 from sim2real.learn.policy import load_policy
 from sim2real.learn.ppo import EmpiricalNormalizer, RolloutStorage, _gaussian_kl
-from sim2real.learn.train import ReturnScale, TrainConfig, train
+from sim2real.learn.train import ReturnScale, TrainConfig, read_metrics, train
 
 
 def test_normalizer_merges_batches_like_numpy_on_the_whole():
@@ -126,3 +126,15 @@ def test_bounded_mean_stays_inside_the_action_bounds():
         actor.net[-1].weight.fill_(50.0)  # a mean far beyond the bounds without tanh
         mean = actor(torch.full((4, 3), 10.0))
     assert mean.abs().max() <= 1.0 and mean.abs().min() > 0.99
+
+
+def test_linear_schedule_anneals_the_step_size_to_zero_over_the_run(tmp_path):
+    cfg = TrainConfig(
+        total_env_steps=8 * 16 * 4,
+        num_envs=8,
+        steps_per_env=16,
+        ppo={"schedule": "linear", "learning_rate": 1e-3},
+    )
+    train(tmp_path, TOY_ENV_ID, train_config=cfg, make_env=make_toy_vec, quiet=True)
+    rates = [row["learning_rate"] for row in read_metrics(tmp_path)]
+    np.testing.assert_allclose(rates, [1e-3, 7.5e-4, 5e-4, 2.5e-4])

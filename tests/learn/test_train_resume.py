@@ -24,7 +24,9 @@ from sim2real.learn.train import (
 )
 
 
-def _config(iterations: int, noise_correlation_s: float = 0.0, sde: bool = False) -> TrainConfig:
+def _config(
+    iterations: int, noise_correlation_s: float = 0.0, sde: bool = False, schedule="adaptive"
+) -> TrainConfig:
     return TrainConfig(
         total_env_steps=8 * 16 * iterations,
         num_envs=8,
@@ -33,6 +35,7 @@ def _config(iterations: int, noise_correlation_s: float = 0.0, sde: bool = False
         noise_correlation_s=noise_correlation_s,
         sde_resample_steps=5,  # not a divisor of the 16-step rollout: the counter is state too
         net={"state_dependent_noise": sde},
+        ppo={"schedule": schedule},
     )
 
 
@@ -67,13 +70,21 @@ def _curve(run) -> np.ndarray:
 
 
 @pytest.mark.parametrize(
-    "how", ["killed", "extended", "killed-correlated-noise", "killed-state-dependent-noise"]
+    "how",
+    [
+        "killed",
+        "extended",
+        "killed-correlated-noise",
+        "killed-state-dependent-noise",
+        "killed-linear-schedule",
+    ],
 )
 def test_resume_continues_exactly(tmp_path, how):
     noise_s = 0.2 if how.endswith("correlated-noise") else 0.0  # the noise state is saved too
     sde = how.endswith("state-dependent-noise")
+    schedule = "linear" if how.endswith("linear-schedule") else "adaptive"
     straight = tmp_path / "straight"
-    config = _config(4, noise_s, sde)
+    config = _config(4, noise_s, sde, schedule)
     train(straight, TOY_ENV_ID, train_config=config, make_env=make_toy_vec, quiet=True)
 
     resumed = tmp_path / "resumed"

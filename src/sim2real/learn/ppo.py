@@ -37,9 +37,13 @@ class PPOConfig(StrictModel):
     clip_ratio: float = Field(0.2, gt=0, description="PPO clipping of the probability ratio")
     epochs: int = Field(5, ge=1, description="passes over each rollout")
     minibatches: int = Field(4, ge=1, description="minibatches per pass")
-    learning_rate: float = Field(1e-3, gt=0, description="Adam step size (initial if adaptive)")
-    schedule: Literal["adaptive", "fixed"] = Field(
-        "adaptive", description="adaptive: scale the step size to keep the KL near desired_kl"
+    learning_rate: float = Field(
+        1e-3, gt=0, description="Adam step size (initial if adaptive or linear)"
+    )
+    schedule: Literal["adaptive", "fixed", "linear"] = Field(
+        "adaptive",
+        description="adaptive: scale the step size to keep the KL near desired_kl; linear: "
+        "anneal it to 0 over the run (Stable-Baselines3's linear schedule, CleanRL's anneal_lr)",
     )
     desired_kl: float = Field(0.01, gt=0, description="target KL per update (adaptive)")
     entropy_coef: float = Field(0.005, ge=0, description="weight of the entropy bonus")
@@ -230,9 +234,14 @@ class PPO:
         self.learning_rate = cfg.learning_rate
         self.optimizer = torch.optim.Adam(model.parameters(), lr=cfg.learning_rate)
 
-    def update(self, storage: RolloutStorage, generator: torch.Generator) -> dict[str, float]:
-        """Epochs of minibatch steps; returns mean losses, KL and the learning rate."""
+    def update(
+        self, storage: RolloutStorage, generator: torch.Generator, progress: float = 0.0
+    ) -> dict[str, float]:
+        """Epochs of minibatch steps; returns mean losses, KL and the learning rate.
+        ``progress``: the share of the run's iterations done before this one (linear schedule)."""
         cfg, model = self.cfg, self.model
+        if cfg.schedule == "linear":
+            self._set_learning_rate(cfg.learning_rate * (1.0 - progress))
         data = storage.flat()
         batch = data["returns"].shape[0]
         mb_size = max(1, batch // cfg.minibatches)
@@ -293,8 +302,12 @@ class PPO:
             self.learning_rate = max(1e-5, self.learning_rate / 1.5)
         elif 0.0 < kl < 0.5 * self.cfg.desired_kl:
             self.learning_rate = min(1e-2, self.learning_rate * 1.5)
+        self._set_learning_rate(self.learning_rate)
+
+    def _set_learning_rate(self, learning_rate: float) -> None:
+        self.learning_rate = learning_rate
         for group in self.optimizer.param_groups:
-            group["lr"] = self.learning_rate
+            group["lr"] = learning_rate
 
 
 def _gaussian_kl(

@@ -338,7 +338,7 @@ def train(
                     episodes,
                 )
                 t1 = time.perf_counter()
-                losses = ppo.update(storage, generator)
+                losses = ppo.update(storage, generator, progress=iteration / cfg.iterations)
                 model.actor.normalizer.update(storage.actor_obs.flatten(0, 1))
                 model.critic.normalizer.update(storage.critic_obs.flatten(0, 1))
                 t2 = time.perf_counter()
