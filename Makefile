@@ -19,10 +19,12 @@ $(STAMP): pyproject.toml scripts/ensure_system_libs.sh
 demo: $(STAMP)
 	$(BIN)/sim2real demo
 
+# pytest in two processes (the machine's cores); a module's tests stay in one, so a module's
+# fixtures (its Ray instance) start once
 test: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/ruff format --check src tests benchmarks
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n 2 --dist loadscope
 
 format: $(STAMP)
 	$(BIN)/ruff format src tests benchmarks
