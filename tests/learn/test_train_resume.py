@@ -25,7 +25,7 @@ from sim2real.learn.train import (
 
 
 def _config(
-    iterations: int, noise_correlation_s: float = 0.0, sde: bool = False, schedule="adaptive"
+    iterations: int, noise_correlation_s: float = 0.0, sde: bool = False, schedule: str = "adaptive"
 ) -> TrainConfig:
     return TrainConfig(
         total_env_steps=8 * 16 * iterations,
