@@ -235,7 +235,7 @@ class PPO:
         self.optimizer = torch.optim.Adam(model.parameters(), lr=cfg.learning_rate)
 
     def update(
-        self, storage: RolloutStorage, generator: torch.Generator, progress: float = 0.0
+        self, storage: RolloutStorage, generator: torch.Generator, *, progress: float
     ) -> dict[str, float]:
         """Epochs of minibatch steps; returns mean losses, KL and the learning rate.
         ``progress``: the share of the run's iterations done before this one (linear schedule)."""
@@ -298,11 +298,12 @@ class PPO:
 
     def _adapt_learning_rate(self, kl: float) -> None:
         # rsl_rl's rule: shrink fast when the policy moved too far, grow slowly otherwise
+        learning_rate = self.learning_rate
         if kl > 2.0 * self.cfg.desired_kl:
-            self.learning_rate = max(1e-5, self.learning_rate / 1.5)
+            learning_rate = max(1e-5, learning_rate / 1.5)
         elif 0.0 < kl < 0.5 * self.cfg.desired_kl:
-            self.learning_rate = min(1e-2, self.learning_rate * 1.5)
-        self._set_learning_rate(self.learning_rate)
+            learning_rate = min(1e-2, learning_rate * 1.5)
+        self._set_learning_rate(learning_rate)
 
     def _set_learning_rate(self, learning_rate: float) -> None:
         self.learning_rate = learning_rate

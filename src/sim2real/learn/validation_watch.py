@@ -8,9 +8,8 @@ validation worlds (:mod:`sim2real.learn.reality_sets`; never the evaluation ones
 iterations and at the end, and the best so far is the run's ``policy.pt``; the training state
 keeps the latest weights, so a resumed run continues the walk, not the kept iterate.
 ``RUN/validation.csv`` records every evaluation. Score: the seed sweep's
-(:mod:`sim2real.learn.validation_score`). The episodes
-are drawn with their own seed, not the sweep's, so the sweep judges the kept iterates on
-draws that did not choose them.
+(:mod:`sim2real.learn.validation_score`). The episodes are drawn with their own seed, not the
+sweep's, so the sweep judges the kept iterates on draws that did not choose them.
 """
 
 from __future__ import annotations
