@@ -211,7 +211,10 @@ def test_colour_in_its_own_camera_with_the_recorded_extrinsic(rs, tmp_path):
     # T_depth_color maps colour-camera coordinates into the depth camera's: the inverse
     assert np.allclose(seq.T_depth_color, invert_pose(T_color_depth), atol=1e-6)
     for i in (2, 0, 1):
-        assert np.array_equal(seq.read_color(i), colors[i])  # the recorded image, untouched
+        rgb = seq.read_color(i)
+        assert np.array_equal(rgb, colors[i])  # the recorded image, untouched
+        # its own pixels: a view of the SDK's frame would outlive the playback (a crash at exit)
+        assert rgb.flags.owndata
     seq.close()
 
 
@@ -290,7 +293,8 @@ def test_a_ros1_bag_recorded_by_sdk_2_57_is_read(rs, tmp_path):
 
 def test_leaving_a_recording_midway_exits_cleanly(rs, tmp_path):
     # the player waits on a full queue after frame 0 of 12; Python must stop it before it
-    # shuts down (else the SDK's thread aborts the process)
+    # shuts down (else the SDK's thread aborts the process), and release the frames it keeps
+    # while their playback exists (else, about 1 run in 60, a segfault at teardown)
     path = record(
         rs, tmp_path / f"rec{_suffix(rs)}", plane_units(12), ramp_colors(12), numbers=range(12)
     )

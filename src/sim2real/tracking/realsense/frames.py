@@ -80,9 +80,10 @@ def color_formats(rs) -> dict:
 
 
 def color_rgb(frame, formats: dict) -> np.ndarray:
-    """A colour frame of one of ``formats`` -> (h, w, 3) uint8 RGB (a copy)."""
+    """A colour frame of one of ``formats`` -> (h, w, 3) uint8 RGB, a copy: a view would keep
+    the SDK's frame alive, released after its playback is gone at exit (a segfault)."""
     to_rgb = formats[frame.get_profile().format()]
-    return np.ascontiguousarray(to_rgb(np.asanyarray(frame.get_data())), dtype=np.uint8)
+    return np.array(to_rgb(np.asanyarray(frame.get_data())), dtype=np.uint8, order="C")
 
 
 class ColorToDepth:

@@ -12,9 +12,11 @@ forward to frame ``i`` (asking for an earlier frame starts the playback again).
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import itertools
 import warnings
+import weakref
 from pathlib import Path
 
 import numpy as np
@@ -40,6 +42,17 @@ from sim2real.tracking.realsense.playback import (
 )
 
 RECORDING_SUFFIXES = (".bag", ".db3")
+
+_OPEN: weakref.WeakSet = weakref.WeakSet()
+"""Recordings not closed yet, closed at exit so that the SDK frame a recording keeps goes
+before its playback, not at teardown in whatever order. Registered after ``playback``'s own
+exit handler, so it runs first."""
+
+
+@atexit.register
+def _close_all() -> None:
+    for recording in list(_OPEN):
+        recording.close()
 
 
 class RealSenseRecording:
@@ -110,6 +123,7 @@ class RealSenseRecording:
         self._loaded = -1
         self._depth: np.ndarray | None = None
         self._color: np.ndarray | None = None
+        _OPEN.add(self)
 
     def _usable_color(self, depth_profile, color_profile, align_color: bool):
         """The colour profile if it can be used (a known format, an extrinsic to depth), else
@@ -163,10 +177,10 @@ class RealSenseRecording:
 
     def close(self) -> None:
         """Stop the playback and release the file (reading again reopens it)."""
+        self._last_color = None  # the kept SDK frame goes before its playback
         for p in self._passes.values():
             p.close()
         self._passes = {}
-        self._last_color = None
 
     def __enter__(self) -> RealSenseRecording:
         return self
