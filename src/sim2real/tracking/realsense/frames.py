@@ -80,8 +80,8 @@ def color_formats(rs) -> dict:
 
 
 def color_rgb(frame, formats: dict) -> np.ndarray:
-    """A colour frame of one of ``formats`` -> (h, w, 3) uint8 RGB, a copy: a view would keep
-    the SDK's frame alive, released after its playback is gone at exit (a segfault)."""
+    """A colour frame of one of ``formats`` -> (h, w, 3) uint8 RGB, a copy: a view (rgb8) would
+    keep the SDK's frame alive as long as the image, possibly past its playback."""
     to_rgb = formats[frame.get_profile().format()]
     return np.array(to_rgb(np.asanyarray(frame.get_data())), dtype=np.uint8, order="C")
 

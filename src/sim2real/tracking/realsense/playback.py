@@ -172,7 +172,7 @@ class PlaybackPass:
         with contextlib.suppress(RuntimeError):  # stopped by the player at the file's end
             self._sensor.stop()
         # the player stops its reader thread after stop() returns; a device destroyed before
-        # then aborts the process ("pure virtual method called", seen about 1 run in 150)
+        # then aborts the process ("pure virtual method called", 1 run in 60-300 here)
         deadline = time.monotonic() + _STOP_WAIT_S
         while self._device.current_status() != self._rs.playback_status.stopped:
             if time.monotonic() > deadline:
