@@ -213,7 +213,7 @@ def test_colour_in_its_own_camera_with_the_recorded_extrinsic(rs, tmp_path):
     for i in (2, 0, 1):
         rgb = seq.read_color(i)
         assert np.array_equal(rgb, colors[i])  # the recorded image, untouched
-        # its own pixels: a view of the SDK's frame would outlive the playback (a crash at exit)
+        # its own pixels, as documented: a view would keep the SDK's frame alive with it
         assert rgb.flags.owndata
     seq.close()
 
@@ -293,8 +293,8 @@ def test_a_ros1_bag_recorded_by_sdk_2_57_is_read(rs, tmp_path):
 
 def test_leaving_a_recording_midway_exits_cleanly(rs, tmp_path):
     # the player waits on a full queue after frame 0 of 12; Python must stop it before it
-    # shuts down (else the SDK's thread aborts the process), and release the frames it keeps
-    # while their playback exists (else, about 1 run in 60, a segfault at teardown)
+    # shuts down (else the SDK's thread aborts the process), and release each playback only
+    # once it reports stopped (else, 1 run in 60-300 here, its reader thread aborts it)
     path = record(
         rs, tmp_path / f"rec{_suffix(rs)}", plane_units(12), ramp_colors(12), numbers=range(12)
     )
