@@ -12,7 +12,8 @@ with its emitter shadow). Per frame, medians over the frames after a warm-up:
 (b) a sample in memory (SampleRenderer.sample: depth as (a) plus colour, masks, labels);
 (c) variants of (b) without the emitter shadow / without light shadows (what each costs);
 (d) the dataset writer end to end (generate_dataset: sample + four PNGs + labels), frames/s
-    over the whole run, here and with --workers Ray workers (Ray's start-up included).
+    over the whole run, here and with --workers Ray workers (Ray's start-up included);
+and the writer's PNG encoder against Pillow's on the same colour and depth images.
 Target: >= 50 labelled frames/s. Prints `uptime` beside the figures (the machine is shared).
 """
 
@@ -80,6 +81,41 @@ def _save_grid(renderer: SampleRenderer, path: Path, count: int = 8) -> None:
     print(f"samples: {path}")
 
 
+def _png_encoders(renderer: SampleRenderer, count: int) -> None:
+    """The writer's PNG encoder (core.png_encode) against Pillow's at the same zlib level, on
+    the same frames' colour and depth images: ms a frame and file sizes (medians)."""
+    import io
+
+    from PIL import Image
+
+    from sim2real.core.png_encode import encode_png
+    from sim2real.detect.bop_writer import PNG_COMPRESS_LEVEL, depth_units
+
+    def pillow(a):
+        buf = io.BytesIO()
+        Image.fromarray(a).save(buf, format="PNG", compress_level=PNG_COMPRESS_LEVEL)
+        return buf.getvalue()
+
+    images = []
+    for i in range(count):
+        s = renderer.sample(i)
+        images.append({"colour": s.rgb, "depth": depth_units(s.depth_m)})
+    print(f"\n{'PNG encoding, median of ' + str(count):<46} {'ms':>7} {'KB':>7} {'ms/ours':>8}")
+    for kind in ("colour", "depth"):
+        rows = {}
+        for name, encode in (("ours (core.png_encode)", encode_png), ("Pillow", pillow)):
+            times, sizes = [], []
+            for im in images:
+                t0 = time.perf_counter()
+                data = encode(im[kind])
+                times.append((time.perf_counter() - t0) * 1e3)
+                sizes.append(len(data) / 1e3)
+            rows[name] = (statistics.median(times), statistics.median(sizes))
+        ours = rows["ours (core.png_encode)"][0]
+        for name, (ms, kb) in rows.items():
+            print(f"{kind + ', ' + name:<46} {ms:7.1f} {kb:7.0f} {ms / ours:8.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--frames", type=int, default=60)
@@ -132,6 +168,8 @@ def main() -> None:
         print(f"{name:<46} {ms:7.1f} {1e3 / ms:9.1f} {ms / base:6.2f} {cpu:7.1f}")
     print("\n(b) by stage, median ms: " + ", ".join(
         f"{k} {statistics.median(v):.1f}" for k, v in stages.items()))  # fmt: skip
+
+    _png_encoders(renderer, min(n, 20))
 
     print(f"\n{'dataset writer end to end':<46} {'frames':>7} {'s':>7} {'frames/s':>9}")
     runs = [("(d) generate_dataset, here", 0)]

@@ -45,9 +45,9 @@ def test_plane_under_one_directional_light_is_lambert_by_hand():
     sun = CameraLight("directional", toward, np.array([0.8, 0.6, 1.0]))
     albedo = np.full((len(points), 3), 0.4, np.float32)
     zero = np.zeros(len(points), np.float32)
-    out = shade(points, normals, albedo, zero, zero + 10, [sun], ambient=0.1)
+    out = shade(points.T, normals.T, albedo.T, zero, zero + 10, [sun], ambient=0.1)  # planar
     expected = 0.4 * 0.1 + 0.4 * 0.5 * np.array([0.8, 0.6, 1.0])  # 0.2, 0.16, 0.24
-    np.testing.assert_allclose(out, np.broadcast_to(expected, out.shape), atol=1e-6)
+    np.testing.assert_allclose(out.T, np.broadcast_to(expected, out.T.shape), atol=1e-6)
 
 
 def _shift(z_m: float) -> np.ndarray:
@@ -62,13 +62,13 @@ def test_specular_lobe_peaks_at_the_mirror_direction():
     p = np.array([[0.0, 0.0, 1.0]], np.float32)
     n = np.array([[0.0, 0.0, -1.0]], np.float32)
     light = CameraLight("point", np.array([0.0, 0.0, -1.0], np.float32), np.ones(3), 2.0)
-    out = shade(p, n, np.full((1, 3), 0.5, np.float32), np.array([0.3], np.float32),
-                np.array([40.0], np.float32), [light], ambient=0.0)  # fmt: skip
+    out = shade(p.T, n.T, np.full((3, 1), 0.5, np.float32), np.array([0.3], np.float32),
+                np.array([40.0], np.float32), [light], ambient=0.0).T  # fmt: skip
     # the point light is 2 m away, at its reference distance: fall-off 1; 0.5 * 1 + 0.3
     np.testing.assert_allclose(out, [[0.8, 0.8, 0.8]], atol=1e-6)
     off = CameraLight("directional", np.array([0.6, 0.0, -0.8], np.float32), np.ones(3))
-    tilted = shade(p, n, np.full((1, 3), 0.5, np.float32), np.array([0.3], np.float32),
-                   np.array([40.0], np.float32), [off], ambient=0.0)  # fmt: skip
+    tilted = shade(p.T, n.T, np.full((3, 1), 0.5, np.float32), np.array([0.3], np.float32),
+                   np.array([40.0], np.float32), [off], ambient=0.0).T  # fmt: skip
     # H = normalize(L + V) = normalize(0.6, 0, -1.8): n.H = 1.8 / sqrt(3.6); 0.5 * 0.8 + lobe
     lobe = 0.3 * (1.8 / np.sqrt(3.6)) ** 40
     np.testing.assert_allclose(tilted, [[0.4 + lobe] * 3], rtol=1e-5)
@@ -85,7 +85,7 @@ def test_a_box_shadows_the_plane_where_geometry_says():
     xs = np.array([-0.5, -0.53, 0.5, -0.6, 0.0])
     points = np.stack([xs, np.zeros(5), np.ones(5)], axis=1).astype(np.float32)
     normals = np.tile(np.array([0, 0, -1.0], np.float32), (5, 1))
-    visible = shadow_visibility(renderer.test_occlusions, points, normals, [sun])[:, 0]
+    visible = shadow_visibility(renderer.test_occlusions, points.T, normals.T, [sun])[0]
     assert visible.tolist() == [False, False, True, True, True]
 
 

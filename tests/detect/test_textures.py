@@ -46,17 +46,25 @@ def test_textures_off_is_one_flat_grey():
 def test_triplanar_uv_uses_the_two_coordinates_across_the_normal():
     points = np.array([[0.1, 0.2, 0.3]] * 3)
     normals = np.array([[0.0, 0.1, -0.9], [0.8, 0.1, 0.1], [0.1, -0.7, 0.2]])
-    uv = triplanar_uv(points, normals, np.full(3, 0.1))
+    uv = triplanar_uv(points.T, normals.T, np.full(3, 0.1))  # planar: (3, N) -> (2, N)
     # z dominant -> (x, y); x dominant -> (y, z); y dominant -> (x, z); in tiles of 0.1 m
-    np.testing.assert_allclose(uv, [[1.0, 2.0], [2.0, 3.0], [1.0, 3.0]])
+    np.testing.assert_allclose(uv.T, [[1.0, 2.0], [2.0, 3.0], [1.0, 3.0]])
 
 
 def test_lookup_picks_the_texel_under_uv_and_wraps():
     bank = make_texture_bank(TextureTerm(count=2, size_px=4, kinds=["noise"]), 0)
     uv = np.array([[0.3 / 4, 2.6 / 4], [1 + 3.5 / 4, -0.5 / 4]])  # texel (col 0, row 2), wrapped
-    out = sample_texture(bank, np.array([1, 0]), uv)
+    out = sample_texture(bank, np.array([1, 0]), uv.T).T  # planar: (2, N) -> (3, N)
     np.testing.assert_array_equal(out[0], bank.albedo[1, 2, 0])
     np.testing.assert_array_equal(out[1], bank.albedo[0, 3, 3])  # -0.5/4 wraps to row 3
+
+
+def test_lookup_wraps_a_side_that_is_no_power_of_two():
+    bank = make_texture_bank(TextureTerm(count=1, size_px=6, kinds=["noise"]), 0)
+    uv = np.array([[0.5 / 6, -0.5 / 6], [-2 + 4.5 / 6, 7 + 1.5 / 6]])  # (col, row) in tiles
+    out = sample_texture(bank, np.zeros(2, int), uv.T).T
+    np.testing.assert_array_equal(out[0], bank.albedo[0, 5, 0])
+    np.testing.assert_array_equal(out[1], bank.albedo[0, 1, 4])
 
 
 def test_config_file_errors_name_the_field(tmp_path):

@@ -169,41 +169,44 @@ class SampleRenderer:
         return result.depth_m, frame
 
     def _colour(self, renderer, frame: FrameDraw, poses, geometry, rng) -> np.ndarray:
+        """Planar (3, H*W) arrays over the whole image (the room hides every miss but a few):
+        texture coordinates in each surface's frame, albedo, shading, the camera's response."""
         cam = frame.camera
-        flat = np.flatnonzero(geometry.object_id.ravel() >= 0)  # the pixels that hit something
+        ids = geometry.object_id.ravel()
+        hit = ids >= 0
+        ids = np.where(hit, ids, 0)  # misses: shaded as surface 0, blacked out below
         dirs = renderer.camera.pixel_rays()
-        z = geometry.depth_m.ravel()[flat]
-        p = dirs.reshape(-1, 3)[flat] * z[:, None]
-        n = geometry.normal_cam.reshape(-1, 3)[flat]
-        ids = geometry.object_id.ravel()[flat]
+        p = np.empty((3, cam.height, cam.width), np.float32)
+        np.multiply(np.moveaxis(dirs, 2, 0), geometry.depth_m, out=p)
+        normals = np.ascontiguousarray(np.moveaxis(geometry.normal_cam, 2, 0), np.float32)
         lights = _camera_lights(frame, invert_pose(frame.T_world_cam))
         vis = None
         if self.cfg.lights.shadows and lights:
-            grid = grid_visibility(renderer.test_occlusions, dirs, geometry.depth_m,
-                                   geometry.normal_cam, geometry.object_id >= 0, lights,
-                                   self.cfg.lights.shadow_stride_px)  # fmt: skip
-            vis = grid.reshape(-1, len(lights))[flat]
+            vis = grid_visibility(renderer.test_occlusions, p, normals, geometry.object_id >= 0,
+                                  lights, self.cfg.lights.shadow_stride_px)  # fmt: skip
+            vis = vis.reshape(len(lights), -1)
+        p, normals = p.reshape(3, -1), normals.reshape(3, -1)
         surfaces = [*frame.surfaces, frame.table]
         # texture coordinates in each surface's frame: the world's for the room and the table
         # (one product for all pixels), their own for the part and the distractors
-        R_wc, t_wc = frame.T_world_cam[:3, :3].astype(np.float32), frame.T_world_cam[:3, 3]
-        p_obj = _rotate(p, R_wc) + t_wc.astype(np.float32)
-        n_obj = _rotate(n, R_wc)
+        T_wc = frame.T_world_cam.astype(np.float32)
+        p_obj = T_wc[:3, :3] @ p + T_wc[:3, 3:]
+        n_obj = T_wc[:3, :3] @ normals
         for k, surface in enumerate(surfaces):
             if surface.role in ("part", "distractor"):
                 where = np.flatnonzero(ids == k)
                 if where.size:
-                    T = invert_pose(surface.T_world_obj).astype(np.float32)
-                    p_obj[where] = _rotate(p_obj[where], T[:3, :3]) + T[:3, 3]
-                    n_obj[where] = _rotate(n_obj[where], T[:3, :3])
+                    T = invert_pose(poses[k]).astype(np.float32)  # camera -> the surface
+                    p_obj[:, where] = T[:3, :3] @ p[:, where] + T[:3, 3:]
+                    n_obj[:, where] = T[:3, :3] @ normals[:, where]
         look = np.array([[s.texture, s.tile_m, s.specular, s.shininess] for s in surfaces],
-                        np.float32)[ids]  # fmt: skip
-        uv = triplanar_uv(p_obj, n_obj, look[:, 1])
-        albedo = sample_texture(self.bank, look[:, 0].astype(np.intp), uv)
-        radiance = shade(p, n, albedo, look[:, 2], look[:, 3], lights, frame.ambient, vis)
-        linear = np.zeros((cam.height * cam.width, 3), np.float32)
-        linear[flat] = radiance
-        linear = linear.reshape(cam.height, cam.width, 3)
+                        np.float32).T  # fmt: skip
+        uv = triplanar_uv(p_obj, n_obj, np.take(look[1], ids))
+        albedo = sample_texture(self.bank, np.take(look[0].astype(np.intp), ids), uv)
+        radiance = shade(p, normals, albedo, np.take(look[2], ids), np.take(look[3], ids),
+                         lights, frame.ambient, vis)  # fmt: skip
+        radiance[:, ~hit] = 0
+        linear = np.ascontiguousarray(radiance.T).reshape(cam.height, cam.width, 3)
         return camera_response(linear, frame.image, self.cfg.image.gamma, rng)
 
     def _silhouette(self, T_cam_part: np.ndarray, cam: CameraIntrinsics) -> np.ndarray:

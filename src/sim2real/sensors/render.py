@@ -142,7 +142,8 @@ class DepthRenderer:
         if scene.plane is not None:
             self._add(*scene.plane.triangles(), len(scene.objects))
         self._directions = camera.pixel_rays()
-        self._inv_ray_len = 1 / np.linalg.norm(self._directions, axis=2)
+        dx, dy = self._directions[..., 0], self._directions[..., 1]
+        self._inv_ray_len = 1 / np.sqrt(dx * dx + dy * dy + 1)  # z = 1 (a norm costs 5x)
         rays = np.zeros((camera.height, camera.width, 6), dtype=np.float32)
         rays[..., 3:] = self._directions
         self._rays = o3d.core.Tensor.from_numpy(rays)
