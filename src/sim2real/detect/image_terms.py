@@ -15,7 +15,8 @@ def camera_response(
 ) -> np.ndarray:
     """(H, W, 3) float linear radiance -> (H, W, 3) uint8:
     ``clip(linear * 2^ev * wb)^(1/gamma)``, blurred by N(0, sigma) px, plus N(0, noise_sigma)
-    per channel (``standard_normal_16bit``), times 255, rounded. An identity draw and gamma 1 give round(255 * clip(x))."""
+    per channel (``standard_normal_16bit``), times 255, rounded. An identity draw and gamma 1
+    give round(255 * clip(x))."""
     img = linear * np.asarray(draw.white_balance, np.float32) * np.float32(2.0**draw.exposure_ev)
     np.clip(img, 0, 1, out=img)
     if gamma != 1:

@@ -169,8 +169,9 @@ class SampleRenderer:
         return result.depth_m, frame
 
     def _colour(self, renderer, frame: FrameDraw, poses, geometry, rng) -> np.ndarray:
-        """Planar (3, H*W) arrays over the whole image (the room hides every miss but a few):
-        texture coordinates in each surface's frame, albedo, shading, the camera's response."""
+        """Planar (3, H*W) arrays over the whole image (the room around the camera leaves few
+        pixels without a hit): texture coordinates in each surface's frame, albedo, shading,
+        the camera's response."""
         cam = frame.camera
         ids = geometry.object_id.ravel()
         hit = ids >= 0
