@@ -3,7 +3,6 @@ linear gradients, flat colours) generated from a seed, and triplanar lookup by h
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,23 +18,29 @@ SRGB_GAMMA = 2.2
 
 @dataclass(frozen=True)
 class TextureBank:
-    """(N, S, S, 3) float32 linear albedo in [0, 1] (the generated sRGB colours ^ 2.2, so that
-    the camera's gamma shows them as generated), and each texture's kind."""
+    """N square textures of S px, float32 linear albedo in [0, 1] (the generated sRGB colours
+    ^ 2.2, so that the camera's gamma shows them as generated), held planar: ``planes``
+    (3, N * S * S), each channel contiguous (a lookup is one gather per channel); and each
+    texture's kind."""
 
-    albedo: np.ndarray
+    planes: np.ndarray
     kinds: tuple[str, ...]
+    size_px: int
+
+    @classmethod
+    def from_albedo(cls, albedo: np.ndarray, kinds) -> TextureBank:
+        """The bank of (N, S, S, 3) ``albedo``."""
+        planes = np.ascontiguousarray(np.asarray(albedo, np.float32).reshape(-1, 3).T)
+        return cls(planes, tuple(kinds), int(albedo.shape[1]))
 
     def __len__(self) -> int:
-        return len(self.albedo)
+        return len(self.kinds)
 
     @property
-    def size_px(self) -> int:
-        return int(self.albedo.shape[1])
-
-    @functools.cached_property
-    def planes(self) -> np.ndarray:
-        """(3, N * S * S) the albedo's channels, each contiguous (one fast gather each)."""
-        return np.ascontiguousarray(self.albedo.reshape(-1, 3).T)
+    def albedo(self) -> np.ndarray:
+        """(N, S, S, 3) view of the planes."""
+        s = self.size_px
+        return self.planes.T.reshape(len(self), s, s, 3)
 
 
 def _colours(n: int, rng: np.random.Generator) -> np.ndarray:
@@ -126,7 +131,7 @@ def make_texture_bank(term: TextureTerm, seed: int) -> TextureBank:
     ``term.enabled`` false: one flat mid-grey texture."""
     size = term.size_px
     if not term.enabled:
-        return TextureBank(np.full((1, size, size, 3), FLAT_GREY, np.float32), ("flat",))
+        return TextureBank.from_albedo(np.full((1, size, size, 3), FLAT_GREY, np.float32), ["flat"])
     kinds = [term.kinds[i % len(term.kinds)] for i in range(term.count)]
     albedo = np.empty((term.count, size, size, 3), np.float32)
     for k, kind in enumerate(dict.fromkeys(term.kinds)):
@@ -137,7 +142,7 @@ def make_texture_bank(term: TextureTerm, seed: int) -> TextureBank:
         photos = image_textures(term.images, size)
         albedo = np.concatenate([albedo, photos])
         kinds += ["image"] * len(photos)
-    return TextureBank(np.power(albedo, np.float32(SRGB_GAMMA)), tuple(kinds))
+    return TextureBank.from_albedo(np.power(albedo, np.float32(SRGB_GAMMA)), kinds)
 
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg")
