@@ -30,6 +30,14 @@ def test_pillow_reads_back_what_was_written(shape, dtype, mode, level):
     np.testing.assert_array_equal(back, image)
 
 
+def test_16_bit_colour_is_valid_png_read_by_pillow_as_its_high_bytes():
+    # Pillow reads 48-bit RGB as 8-bit: the high bytes show the byte order and filter right
+    image = np.random.default_rng(5).integers(0, 65535, (9, 11, 3), dtype=np.uint16)
+    back, mode = _read(encode_png(image))
+    assert mode == "RGB"
+    np.testing.assert_array_equal(back, (image >> 8).astype(np.uint8))
+
+
 def test_a_view_with_strides_is_written_as_its_values():
     rng = np.random.default_rng(4)
     big = rng.integers(0, 65535, (40, 60), dtype=np.uint16)
