@@ -183,8 +183,9 @@ class SampleRenderer:
         lights = _camera_lights(frame, invert_pose(frame.T_world_cam))
         vis = None
         if self.cfg.lights.shadows and lights:
-            vis = grid_visibility(renderer.test_occlusions, p, normals, geometry.object_id >= 0,
-                                  lights, self.cfg.lights.shadow_stride_px)  # fmt: skip
+            vis = grid_visibility(renderer.test_occlusions, p, normals,
+                                  hit.reshape(cam.height, cam.width), lights,
+                                  self.cfg.lights.shadow_stride_px)  # fmt: skip
             vis = vis.reshape(len(lights), -1)
         p, normals = p.reshape(3, -1), normals.reshape(3, -1)
         surfaces = [*frame.surfaces, frame.table]

@@ -61,7 +61,6 @@ def write_bop_sequence(
                 f"holds at {depth_scale_mm} mm per unit",
             )
         units = np.rint(depth * 1000.0 / depth_scale_mm).astype(np.uint16)
-        path.parent.mkdir(parents=True, exist_ok=True)
         write_bytes_atomic(path, encode_png(units, level=1))  # 3x Pillow's speed at level 1
         written.append(path)
         scene_camera[str(i)] = {"cam_K": camera.K.ravel().tolist(), "depth_scale": depth_scale_mm}
