@@ -168,15 +168,17 @@ def check_poses(
     refined once more with pairs within the tolerance. None for a None start, one with too few
     frame points there, or one behind the camera.
 
-    The ICP runs (every start of every candidate at once, then the fine ones) go two at a
-    time: Open3D's ICP releases the GIL. Open3D runs one thread per call meanwhile: on a few
-    hundred points its threads cost more than they save, the more so while torch's still spin
-    after the network's forward pass (43 against 30 ms a frame, measured)."""
+    The ICP runs go two at a time (Open3D's ICP releases the GIL): every start of every
+    candidate is queued at once, and each candidate's fine run is queued as soon as its starts
+    are scored, while the others' still run, so neither the threads nor the scoring wait on a
+    stage boundary. Open3D runs one thread per call meanwhile: on a few hundred points its
+    threads cost more than they save, the more so while torch's still spin after the
+    network's forward pass (43 against 30 ms a frame, measured)."""
     import open3d as o3d
 
     coarse_m = max(SEARCH_REL * diameter_m, AGREE_MIN_M)
     fine_m = max(AGREE_REL * diameter_m, AGREE_MIN_M)
-    targets, jobs = {}, []  # candidate -> frame cloud; (candidate, start, facing points)
+    targets, jobs = {}, {}  # candidate -> frame cloud; candidate -> [(start, facing points)]
     for k, T0 in enumerate(starts):
         if T0 is None or T0[2, 3] <= 0:
             continue
@@ -184,14 +186,38 @@ def check_poses(
         scene = _frame_points(depth_m, K, centre, CROP_REL * diameter_m)
         if len(scene) < MIN_POINTS:
             continue
-        targets[k] = o3d.geometry.PointCloud(o3d.utility.Vector3dVector(scene))
-        for T in _tilted_starts(T0, centre):
-            facing = _facing(surface, T)
-            if len(facing) >= MIN_POINTS:
-                jobs.append((k, T, facing))
+        runs = [(T, _facing(surface, T)) for T in _tilted_starts(T0, centre)]
+        runs = [(T, facing) for T, facing in runs if len(facing) >= MIN_POINTS]
+        if runs:
+            targets[k] = o3d.geometry.PointCloud(o3d.utility.Vector3dVector(scene))
+            jobs[k] = runs
     out: list[DepthCheck | None] = [None] * len(starts)
     if not jobs:
         return out
+    threads = o3d.utility.get_max_threads()
+    o3d.utility.set_max_threads(1)
+    try:
+        pool = _pool(os.getpid())
+        coarse = {
+            k: [pool.submit(_icp, targets[k], facing, T, coarse_m) for T, facing in runs]
+            for k, runs in jobs.items()
+        }
+        fine = {}
+        for k, runs in coarse.items():
+            best_score, best = -1, None  # the first of equals: as np.argmax
+            for run in runs:
+                T = run.result()
+                score = depth_agreement(surface, T, depth_m, K, diameter_m)[0]
+                if score > best_score:
+                    best_score, best = score, T
+            fine[k] = pool.submit(_icp, targets[k], _facing(surface, best), best, fine_m)
+        refined = {k: run.result() for k, run in fine.items()}
+    finally:
+        o3d.utility.set_max_threads(threads)
+    for k, T in refined.items():
+        confirmed, facing = depth_agreement(surface, T, depth_m, K, diameter_m)
+        out[k] = DepthCheck(T, confirmed / facing if facing else 0.0, confirmed, facing)
+    return out
     threads = o3d.utility.get_max_threads()
     o3d.utility.set_max_threads(1)
     try:
