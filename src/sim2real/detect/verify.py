@@ -168,40 +168,36 @@ def check_poses(
     refined once more with pairs within the tolerance. None for a None start, one with too few
     frame points there, or one behind the camera.
 
-    The ICP runs go two at a time (Open3D's ICP releases the GIL): every start of every
-    candidate is queued at once, and each candidate's fine run is queued as soon as its starts
-    are scored, while the others' still run, so neither the threads nor the scoring wait on a
-    stage boundary. Open3D runs one thread per call meanwhile: on a few hundred points its
+    The ICP runs go two at a time (Open3D's ICP releases the GIL): a candidate's starts are
+    queued as soon as its frame points are cut out, its fine run as soon as its starts are
+    scored, while the other candidates' runs go on, so neither the threads nor the main
+    thread's preparing and scoring wait on a stage boundary. Open3D runs one thread per call meanwhile: on a few hundred points its
     threads cost more than they save, the more so while torch's still spin after the
     network's forward pass (43 against 30 ms a frame, measured)."""
     import open3d as o3d
 
     coarse_m = max(SEARCH_REL * diameter_m, AGREE_MIN_M)
     fine_m = max(AGREE_REL * diameter_m, AGREE_MIN_M)
-    targets, jobs = {}, {}  # candidate -> frame cloud; candidate -> [(start, facing points)]
-    for k, T0 in enumerate(starts):
-        if T0 is None or T0[2, 3] <= 0:
-            continue
-        centre = T0[:3, :3] @ centre_part_m + T0[:3, 3]
-        scene = _frame_points(depth_m, K, centre, CROP_REL * diameter_m)
-        if len(scene) < MIN_POINTS:
-            continue
-        runs = [(T, _facing(surface, T)) for T in _tilted_starts(T0, centre)]
-        runs = [(T, facing) for T, facing in runs if len(facing) >= MIN_POINTS]
-        if runs:
-            targets[k] = o3d.geometry.PointCloud(o3d.utility.Vector3dVector(scene))
-            jobs[k] = runs
     out: list[DepthCheck | None] = [None] * len(starts)
-    if not jobs:
-        return out
     threads = o3d.utility.get_max_threads()
     o3d.utility.set_max_threads(1)
     try:
         pool = _pool(os.getpid())
-        coarse = {
-            k: [pool.submit(_icp, targets[k], facing, T, coarse_m) for T, facing in runs]
-            for k, runs in jobs.items()
-        }
+        targets, coarse = {}, {}  # candidate -> frame cloud; candidate -> its starts' ICP runs
+        for k, T0 in enumerate(starts):
+            if T0 is None or T0[2, 3] <= 0:
+                continue
+            centre = T0[:3, :3] @ centre_part_m + T0[:3, 3]
+            scene = _frame_points(depth_m, K, centre, CROP_REL * diameter_m)
+            if len(scene) < MIN_POINTS:
+                continue
+            runs = [(T, _facing(surface, T)) for T in _tilted_starts(T0, centre)]
+            runs = [(T, facing) for T, facing in runs if len(facing) >= MIN_POINTS]
+            if runs:
+                targets[k] = o3d.geometry.PointCloud(o3d.utility.Vector3dVector(scene))
+                coarse[k] = [
+                    pool.submit(_icp, targets[k], facing, T, coarse_m) for T, facing in runs
+                ]
         fine = {}
         for k, runs in coarse.items():
             best_score, best = -1, None  # the first of equals: as np.argmax
@@ -215,25 +211,6 @@ def check_poses(
     finally:
         o3d.utility.set_max_threads(threads)
     for k, T in refined.items():
-        confirmed, facing = depth_agreement(surface, T, depth_m, K, diameter_m)
-        out[k] = DepthCheck(T, confirmed / facing if facing else 0.0, confirmed, facing)
-    return out
-    threads = o3d.utility.get_max_threads()
-    o3d.utility.set_max_threads(1)
-    try:
-        pool = _pool(os.getpid())
-        coarse = list(pool.map(lambda j: _icp(targets[j[0]], j[2], j[1], coarse_m), jobs))
-        best: dict[int, tuple[int, np.ndarray]] = {}  # the first of equals: as np.argmax
-        for (k, _, _), T in zip(jobs, coarse, strict=True):
-            score = depth_agreement(surface, T, depth_m, K, diameter_m)[0]
-            if k not in best or score > best[k][0]:
-                best[k] = (score, T)
-        fine = list(pool.map(
-            lambda k: _icp(targets[k], _facing(surface, best[k][1]), best[k][1], fine_m), best
-        ))  # fmt: skip
-    finally:
-        o3d.utility.set_max_threads(threads)
-    for k, T in zip(best, fine, strict=True):
         confirmed, facing = depth_agreement(surface, T, depth_m, K, diameter_m)
         out[k] = DepthCheck(T, confirmed / facing if facing else 0.0, confirmed, facing)
     return out
