@@ -171,9 +171,10 @@ def check_poses(
     The ICP runs go two at a time (Open3D's ICP releases the GIL): a candidate's starts are
     queued as soon as its frame points are cut out, its fine run as soon as its starts are
     scored, while the other candidates' runs go on, so neither the threads nor the main
-    thread's preparing and scoring wait on a stage boundary. Open3D runs one thread per call meanwhile: on a few hundred points its
-    threads cost more than they save, the more so while torch's still spin after the
-    network's forward pass (43 against 30 ms a frame, measured)."""
+    thread's preparing and scoring wait on a stage boundary. Open3D runs one thread per call
+    meanwhile: on a few hundred points its threads cost more than they save, the more so
+    while torch's still spin after the network's forward pass (43 against 30 ms a frame,
+    measured)."""
     import open3d as o3d
 
     coarse_m = max(SEARCH_REL * diameter_m, AGREE_MIN_M)
