@@ -42,11 +42,13 @@ def dataset_cmd(
         result = generate_dataset(model, out, frames, seed=seed, config=config,
                                   workers=workers, address=address)  # fmt: skip
     else:
-        from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+        from rich.progress import BarColumn, TextColumn, TimeRemainingColumn
 
-        with Progress(
+        from sim2real.cli.progress import transient_progress
+
+        with transient_progress(
             TextColumn("frames"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-            TimeRemainingColumn(), transient=True,
+            TimeRemainingColumn(),
         ) as bar:  # fmt: skip
             task = bar.add_task("frames", total=None)
             result = generate_dataset(

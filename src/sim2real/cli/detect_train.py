@@ -168,10 +168,12 @@ class _Progress:
     def __enter__(self):
         if self.quiet:
             return None
-        from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+        from rich.progress import BarColumn, TextColumn, TimeRemainingColumn
 
-        self.bar = Progress(
-            TextColumn("{task.description}"), BarColumn(), TimeRemainingColumn(), transient=True
+        from sim2real.cli.progress import transient_progress
+
+        self.bar = transient_progress(
+            TextColumn("{task.description}"), BarColumn(), TimeRemainingColumn()
         )
         self.bar.__enter__()
         self.tasks: dict[str, int] = {}

@@ -85,11 +85,13 @@ def fit_cmd(
 def _run_with_progress(job, quiet: bool):
     if quiet:
         return job(None)
-    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+    from rich.progress import SpinnerColumn, TextColumn, TimeElapsedColumn
 
-    with Progress(
+    from sim2real.cli.progress import transient_progress
+
+    with transient_progress(
         SpinnerColumn(), TextColumn("fitting"), TextColumn("{task.completed} parameter sets"),
-        TextColumn("cost {task.fields[cost]:.4g}"), TimeElapsedColumn(), transient=True,
+        TextColumn("cost {task.fields[cost]:.4g}"), TimeElapsedColumn(),
     ) as bar:  # fmt: skip
         task = bar.add_task("fit", total=None, cost=float("nan"))
         return job(lambda n, cost: bar.update(task, completed=n, cost=cost))
