@@ -82,15 +82,20 @@ def test_failed_write_leaves_nothing(tmp_path, cloud, monkeypatch):
     assert list(tmp_path.iterdir()) == []
 
 
-def test_read_errors(tmp_path):
+def test_read_errors(tmp_path, capfd):
     with pytest.raises(InputError, match="not found"):
         read_point_cloud(tmp_path / "absent.pcd")
     (tmp_path / "empty.pcd").write_bytes(b"")
     with pytest.raises(InputError, match="points"):
         read_point_cloud(tmp_path / "empty.pcd")
     (tmp_path / "junk.ply").write_text("not a ply file\n")
-    with pytest.raises(InputError, match="points"):
+    with pytest.raises(InputError, match="not a PLY file"):
         read_point_cloud(tmp_path / "junk.ply")
+    (tmp_path / "header.ply").write_text("ply\nformat ascii 1.0\nend_header\n")
+    with pytest.raises(InputError, match="points"):
+        read_point_cloud(tmp_path / "header.ply")
+    # the error says it once: Open3D's reader prints nothing of its own beside it
+    assert capfd.readouterr() == ("", "")
     (tmp_path / "c.obj").write_text("v 0 0 0\n")
     with pytest.raises(InputError, match="suffix"):
         read_point_cloud(tmp_path / "c.obj")

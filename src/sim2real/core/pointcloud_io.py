@@ -87,9 +87,15 @@ def read_point_cloud(path: str | Path) -> tuple[np.ndarray, np.ndarray | None]:
             "suffix",
             f"unsupported point cloud format {path.suffix!r}: expected {READ_SUFFIXES}",
         )
+    if path.suffix.lower() == ".ply":
+        with path.open("rb") as f:
+            if f.read(3) != b"ply":  # checked here: Open3D's PLY reader prints its own line
+                raise InputError(path, None, "not a PLY file (it does not start with 'ply')")
     import open3d as o3d
 
-    cloud = o3d.io.read_point_cloud(str(path))
+    # Open3D prints its reader's complaints to stdout; the InputError below says it in one line
+    with o3d.utility.VerbosityContextManager(o3d.utility.VerbosityLevel.Error):
+        cloud = o3d.io.read_point_cloud(str(path))
     pts = np.asarray(cloud.points, dtype=np.float64)
     if pts.shape[0] == 0:
         raise InputError(path, "points", "no points (the file is empty or Open3D cannot read it)")

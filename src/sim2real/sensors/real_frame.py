@@ -170,9 +170,10 @@ def _cloud_to_depth(
     width, height = _cloud_size(path, camera)
     if camera is not None:
         check_frame_size(path, (height, width), camera)
-    cloud = o3d.io.read_point_cloud(
-        str(path), remove_nan_points=False, remove_infinite_points=False
-    )
+    with o3d.utility.VerbosityContextManager(o3d.utility.VerbosityLevel.Error):  # errors: ours
+        cloud = o3d.io.read_point_cloud(
+            str(path), remove_nan_points=False, remove_infinite_points=False
+        )
     points = np.asarray(cloud.points, dtype=np.float64)
     if len(points) != width * height:
         raise InputError(
