@@ -73,6 +73,15 @@ def write_point_cloud(
             raise InputError(path, None, "Open3D could not write the point cloud")
 
 
+def open3d_cloud(path: str | Path, **options):
+    """``open3d.io.read_point_cloud(path, **options)`` without Open3D's own complaints on stdout
+    (its reader warns there about an empty or broken file): the callers say it in one line."""
+    import open3d as o3d
+
+    with o3d.utility.VerbosityContextManager(o3d.utility.VerbosityLevel.Error):
+        return o3d.io.read_point_cloud(str(path), **options)
+
+
 def read_point_cloud(path: str | Path) -> tuple[np.ndarray, np.ndarray | None]:
     """(points (N, 3) float64 [m], normals (N, 3) float64 or None) from a point-cloud file.
 
@@ -91,11 +100,7 @@ def read_point_cloud(path: str | Path) -> tuple[np.ndarray, np.ndarray | None]:
         with path.open("rb") as f:
             if f.read(3) != b"ply":  # checked here: Open3D's PLY reader prints its own line
                 raise InputError(path, None, "not a PLY file (it does not start with 'ply')")
-    import open3d as o3d
-
-    # Open3D prints its reader's complaints to stdout; the InputError below says it in one line
-    with o3d.utility.VerbosityContextManager(o3d.utility.VerbosityLevel.Error):
-        cloud = o3d.io.read_point_cloud(str(path))
+    cloud = open3d_cloud(path)
     pts = np.asarray(cloud.points, dtype=np.float64)
     if pts.shape[0] == 0:
         raise InputError(path, "points", "no points (the file is empty or Open3D cannot read it)")

@@ -165,15 +165,12 @@ def _cloud_size(path: Path, camera: CameraIntrinsics | None) -> tuple[int, int]:
 def _cloud_to_depth(
     path: Path, camera: CameraIntrinsics | None
 ) -> tuple[np.ndarray, CameraIntrinsics]:
-    import open3d as o3d
+    from sim2real.core.pointcloud_io import open3d_cloud
 
     width, height = _cloud_size(path, camera)
     if camera is not None:
         check_frame_size(path, (height, width), camera)
-    with o3d.utility.VerbosityContextManager(o3d.utility.VerbosityLevel.Error):  # errors: ours
-        cloud = o3d.io.read_point_cloud(
-            str(path), remove_nan_points=False, remove_infinite_points=False
-        )
+    cloud = open3d_cloud(path, remove_nan_points=False, remove_infinite_points=False)
     points = np.asarray(cloud.points, dtype=np.float64)
     if len(points) != width * height:
         raise InputError(
