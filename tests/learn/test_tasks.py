@@ -273,3 +273,20 @@ def test_start_shares_spread_the_hinges_or_start_at_the_goal():
     # share 0 draws exactly as before the field existed
     a, b = (make_vec(pendubot, 8, seed=3, config=c) for c in ({}, {"init_random_share": 0.0}))
     assert np.array_equal(a.reset(seed=3)["policy"], b.reset(seed=3)["policy"])
+
+
+def test_action_rate_pays_for_every_change_of_the_action():
+    # the pendulum with the smoothness term alone: the first step pays for the change from the
+    # reset's zero action, a held action pays nothing, a flip pays (2 a)^2, and a new episode
+    # starts again from zero
+    only = {"upright": 0.0, "velocity": 0.0, "action": 0.0, "bonus": 0.0, "action_rate": 0.5}
+    env = make_vec("sim2real/PendulumSwingup-v0", 3, seed=0, dr=None,
+                   config={"reward": only, "episode_s": 0.03})  # fmt: skip
+    env.reset()
+    a = np.array([[0.2], [-0.6], [1.0]])
+    assert env.step(a).reward == pytest.approx(-0.5 * a[:, 0] ** 2, rel=1e-6)
+    assert env.step(a).reward == pytest.approx(np.zeros(3), abs=1e-9)
+    res = env.step(-a)
+    assert res.truncated.all()
+    assert res.reward == pytest.approx(-0.5 * (2 * a[:, 0]) ** 2, rel=1e-6)
+    assert env.step(a).reward == pytest.approx(-0.5 * a[:, 0] ** 2, rel=1e-6)

@@ -122,7 +122,7 @@ TASK = Task(
         "orientation": lt.flat_orientation,
         "torques": lt.joint_torques,
         "joint_acc": lt.joint_acc,
-        "action_rate": lt.action_rate,
+        "action_rate": terms.action_rate,
         "feet_air_time": lt.feet_air_time(0.5, 0.1),
         "terminated": terms.terminated,
     },

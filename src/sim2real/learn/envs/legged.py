@@ -150,11 +150,6 @@ class Legged:
         """(N, J) the motors' torques of the last substep [N m]."""
         return self._env.act.last_torque
 
-    @property
-    def prev_action(self) -> np.ndarray:
-        """(N, J) the action of the step before (during the reward terms)."""
-        return self._env.prev_action
-
     def new_push_direction(self, rows: np.ndarray, streams: Any) -> None:
         """A push starts in ``rows``: its horizontal direction, uniform, from each row's own
         stream (the push's magnitude, ``push_Nm``, is the randomization's draw)."""

@@ -79,11 +79,6 @@ def joint_acc(v: StepView) -> np.ndarray:
     return -np.sum(v.legged.qacc**2, axis=1)
 
 
-def action_rate(v: StepView) -> np.ndarray:
-    """Reads action, legged: minus the summed squared change of the action since the last step."""
-    return -np.sum((v.action - v.legged.prev_action) ** 2, axis=1)
-
-
 def feet_air_time(target_s: float, min_command: float):
     """Reads legged, commands: sum over feet touching down this step of (air time - target),
     while the commanded planar speed exceeds ``min_command`` (legged_gym: long steps pay)."""

@@ -6,7 +6,7 @@ Reward per step (``q`` = 0 hanging down, ``e`` = angle from upright)::
 
     r = upright * (1 - cos q) / 2            # 0 hanging, 1 upright: smooth, rewards height
         - velocity * qvel^2 * (1 + cos e) / 2 # speed penalised near upright only
-        - action * action^2
+        - action * action^2 - action_rate * (action - previous action)^2
         + bonus * [|e| < success_band_rad]
         + angle * (1 - (e / pi)^2) + energy * (energy shaping)   # both off by default
 
@@ -51,6 +51,7 @@ REWARD_WEIGHTS = {
     "upright": 1.0,  # height of the tip, 0 hanging to 1 upright
     "velocity": 0.01,  # squared speed near upright
     "action": 0.01,  # squared action
+    "action_rate": 0.0,  # squared change of the action since the last step
     "bonus": 1.0,  # per step within the success band
     "angle": 0.0,  # 1 - (e / pi)^2: keeps a pendulum held sideways far below upright
     "energy": 0.0,  # energy shaping: grows with every pump
@@ -84,6 +85,7 @@ TASK = Task(
         "upright": height,
         "velocity": terms.velocity_near_goal,
         "action": terms.action_sq,
+        "action_rate": terms.action_rate,
         "bonus": terms.in_band,
         "angle": terms.angle_score,
         "energy": terms.Energy,

@@ -116,6 +116,13 @@ def action_sq(v: StepView) -> np.ndarray:
     return -np.sum(v.action**2, axis=1)
 
 
+def action_rate(v: StepView) -> np.ndarray:
+    """Reads action and the environment's previous action: minus the summed squared change of
+    the action since the last step (legged_gym's smoothness term; a policy that chatters
+    against its own delayed feedback pays for it)."""
+    return -np.sum((v.action - v.env.prev_action) ** 2, axis=1)
+
+
 def in_band(v: StepView) -> np.ndarray:
     """Reads in_band: 1 per step every goal joint is within the success band."""
     return v.in_band.astype(float)
