@@ -257,6 +257,13 @@ def test_point_clouds_must_be_organised_pinhole_clouds(tmp_path):
     assert err.value.field == "HEIGHT"
 
 
+def test_a_ply_frame_that_is_not_a_ply_is_one_error_and_nothing_else(tmp_path, capfd):
+    (tmp_path / "junk.ply").write_text("not a ply file\n")
+    with pytest.raises(InputError, match="not a PLY file"):
+        load_real_frame(tmp_path / "junk.ply", VGA)
+    assert capfd.readouterr() == ("", "")  # no "RPly: Wrong magic number" of Open3D's
+
+
 # --- real frames -------------------------------------------------------------------------
 
 

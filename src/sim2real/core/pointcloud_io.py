@@ -75,9 +75,16 @@ def write_point_cloud(
 
 def open3d_cloud(path: str | Path, **options):
     """``open3d.io.read_point_cloud(path, **options)`` without Open3D's own complaints on stdout
-    (its reader warns there about an empty or broken file): the callers say it in one line."""
+    (its reader warns there about an empty or broken file): the callers say it in one line. A
+    ``.ply`` that does not start with ``ply`` is refused here (InputError), before Open3D's PLY
+    reader prints its own line on stderr."""
     import open3d as o3d
 
+    path = Path(path)
+    if path.suffix.lower() == ".ply":
+        with path.open("rb") as f:
+            if f.read(3) != b"ply":
+                raise InputError(path, None, "not a PLY file (it does not start with 'ply')")
     with o3d.utility.VerbosityContextManager(o3d.utility.VerbosityLevel.Error):
         return o3d.io.read_point_cloud(str(path), **options)
 
@@ -96,10 +103,6 @@ def read_point_cloud(path: str | Path) -> tuple[np.ndarray, np.ndarray | None]:
             "suffix",
             f"unsupported point cloud format {path.suffix!r}: expected {READ_SUFFIXES}",
         )
-    if path.suffix.lower() == ".ply":
-        with path.open("rb") as f:
-            if f.read(3) != b"ply":  # checked here: Open3D's PLY reader prints its own line
-                raise InputError(path, None, "not a PLY file (it does not start with 'ply')")
     cloud = open3d_cloud(path)
     pts = np.asarray(cloud.points, dtype=np.float64)
     if pts.shape[0] == 0:
