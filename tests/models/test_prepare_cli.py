@@ -126,6 +126,10 @@ def test_bad_inputs_give_one_line_and_leave_no_model(tmp_path):
     assert_one_line_error(
         run_cli("model", "prepare", tmp_path / "junk.obj", "--out", out), "junk.obj"
     )
+    (tmp_path / "junk.ply").write_text("not a ply file\n")
+    assert_one_line_error(
+        run_cli("model", "prepare", tmp_path / "junk.ply", "--out", out), "not a PLY file"
+    )
     (tmp_path / "bad.step").write_text("ISO-10303-21;\nHEADER;\nENDSEC;\nDATA;\nENDSEC;\n")
     assert_one_line_error(run_cli("model", "prepare", tmp_path / "bad.step", "--out", out))
     pts = np.random.default_rng(0).normal(size=(50, 3)) * 0.05

@@ -10,6 +10,7 @@ from typing import Literal
 import numpy as np
 
 from sim2real.core.errors import InputError
+from sim2real.core.pointcloud_io import require_ply_magic
 
 MeshUnit = Literal["auto", "m", "cm", "mm"]
 UNIT_TO_M = {"m": 1.0, "cm": 0.01, "mm": 0.001}
@@ -106,6 +107,7 @@ def load_mesh(path: str | Path, unit: MeshUnit = "auto") -> Mesh:
 
     if not path.is_file():
         raise InputError(path, None, "mesh file not found")
+    require_ply_magic(path)
     try:
         loaded = trimesh.load(path, process=False)
         if isinstance(loaded, trimesh.PointCloud):  # vertices, no faces: say so

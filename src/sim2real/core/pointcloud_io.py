@@ -73,6 +73,15 @@ def write_point_cloud(
             raise InputError(path, None, "Open3D could not write the point cloud")
 
 
+def require_ply_magic(path: Path) -> None:
+    """Refuse (InputError) a ``.ply`` that does not start with ``ply``: the PLY readers
+    (Open3D's, trimesh's) say it in their own words, on stderr or as an IndexError."""
+    if path.suffix.lower() == ".ply":
+        with path.open("rb") as f:
+            if f.read(3) != b"ply":
+                raise InputError(path, None, "not a PLY file (it does not start with 'ply')")
+
+
 def open3d_cloud(path: str | Path, **options):
     """``open3d.io.read_point_cloud(path, **options)`` without Open3D's own complaints on stdout
     (its reader warns there about an empty or broken file): the callers say it in one line. A
@@ -81,10 +90,7 @@ def open3d_cloud(path: str | Path, **options):
     import open3d as o3d
 
     path = Path(path)
-    if path.suffix.lower() == ".ply":
-        with path.open("rb") as f:
-            if f.read(3) != b"ply":
-                raise InputError(path, None, "not a PLY file (it does not start with 'ply')")
+    require_ply_magic(path)
     with o3d.utility.VerbosityContextManager(o3d.utility.VerbosityLevel.Error):
         return o3d.io.read_point_cloud(str(path), **options)
 

@@ -12,6 +12,7 @@ import numpy as np
 
 from sim2real.core.errors import InputError
 from sim2real.core.mesh_io import LARGEST_PLAUSIBLE_M, SMALLEST_PLAUSIBLE_M, UNIT_TO_M
+from sim2real.core.pointcloud_io import require_ply_magic
 from sim2real.models.cad_import import CAD_SUFFIXES, import_cad
 from sim2real.models.scan_reconstruct import ScanMesh, reconstruct_scan
 
@@ -78,6 +79,7 @@ def _check_file(path: Path) -> None:
         raise InputError(
             path, "suffix", f"unsupported format {path.suffix!r}; expected one of {SUPPORTED}"
         )
+    require_ply_magic(path)
 
 
 def _read_trimesh(path: Path):
