@@ -75,7 +75,7 @@ def write_point_cloud(
 
 def require_ply_magic(path: Path) -> None:
     """Refuse (InputError) a ``.ply`` that does not start with ``ply``: the PLY readers
-    (Open3D's, trimesh's) say it in their own words, on stderr or as an IndexError."""
+    (Open3D's, trimesh's) say it in their own words: a line on stderr, an exception text."""
     if path.suffix.lower() == ".ply":
         with path.open("rb") as f:
             if f.read(3) != b"ply":
