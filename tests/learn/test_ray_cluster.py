@@ -7,6 +7,7 @@ server, or a peer that speaks HTTP/2 (as a Ray head does) and then nothing."""
 from __future__ import annotations
 
 import contextlib
+import os
 import socket
 import subprocess
 import sys
@@ -17,7 +18,7 @@ import pytest
 from cli_helpers import assert_one_line_error, run_cli
 
 from sim2real.core.errors import InputError
-from sim2real.core.ray_cluster import check_workers, parse_address, probe
+from sim2real.core.ray_cluster import _init_within, check_workers, parse_address, probe
 
 SETTINGS = b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"  # an empty HTTP/2 SETTINGS frame
 
@@ -113,6 +114,28 @@ def test_a_grpc_peer_that_never_answers_as_ray_gives_up_after_the_connect_timeou
         f"--address: no Ray answered at 127.0.0.1:{port} within 3 s (a cluster with token "
         "authentication needs RAY_AUTH_MODE=token and its token here; see docs/cluster.md)"
     ), proc.stderr
+    # Ray's own lines of the attempt (its Python logger, its C++ retries) are not shown
+    assert "worker.py" not in proc.stderr and "gcs_client" not in proc.stderr, proc.stderr
+
+
+class _FakeRay:
+    """ray.init writing on file descriptor 2 as Ray's C++ logger does, then joining or not."""
+
+    def __init__(self, joins: bool):
+        self.joins = joins
+
+    def init(self, **kwargs):
+        os.write(2, b"gcs_client.cc: Failed to get cluster ID\n")
+        if not self.joins:
+            time.sleep(5.0)
+
+
+def test_ray_lines_of_a_failed_join_are_held_back_and_of_a_join_shown(capfd):
+    with pytest.raises(InputError, match="no Ray answered"):
+        _init_within(_FakeRay(joins=False), "127.0.0.1:1", 0.5)
+    assert "gcs_client" not in capfd.readouterr().err
+    _init_within(_FakeRay(joins=True), "127.0.0.1:1", 5.0)
+    assert "gcs_client.cc: Failed to get cluster ID" in capfd.readouterr().err
 
 
 def test_workers_zero_is_one_line(tmp_path):

@@ -7,9 +7,14 @@ needed."""
 
 from __future__ import annotations
 
+import io
 import os
 import socket
+import sys
+import tempfile
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -127,6 +132,25 @@ def connect(address: str | None = None, *, workers: int = 1) -> RaySession:
     return RaySession(address, address is None, cpus)
 
 
+@contextmanager
+def _held_stderr() -> Iterator[io.BytesIO]:
+    """File descriptor 2 (Python's and Ray's C++ logging alike) into a buffer for the block;
+    the buffer holds what was written when the block ends."""
+    held = io.BytesIO()
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as sink:
+        os.dup2(sink.fileno(), 2)
+        try:
+            yield held
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            sink.seek(0)
+            held.write(sink.read())
+
+
 def _init_within(ray: Any, address: str, timeout_s: float, **kwargs: Any) -> None:
     """``ray.init(**kwargs)`` joining an existing cluster (no local processes started), or
     InputError when it has not returned after ``timeout_s`` (Ray retries a head that accepts
@@ -141,8 +165,11 @@ def _init_within(ray: Any, address: str, timeout_s: float, **kwargs: Any) -> Non
             outcome["error"] = err
 
     thread = threading.Thread(target=target, daemon=True, name="ray-init")
-    thread.start()
-    thread.join(timeout_s)
+    with _held_stderr() as held:  # Ray's retries log a line a second on fd 2 (C++)
+        thread.start()
+        thread.join(timeout_s)
+    if outcome.get("error", True) is None:  # joined: let its usual lines through
+        os.write(2, held.getvalue())
     if "error" not in outcome:
         raise InputError(
             "--address", None, f"no Ray answered at {address} within {timeout_s:.0f} s (a "
