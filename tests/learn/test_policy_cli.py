@@ -94,3 +94,14 @@ def test_policy_cli_bad_input(tmp_path):
     settings.write_text(yaml.safe_dump({"training_env": {"init_q": 3.0}}))
     proc = run_cli("policy", "train", ENV, "--settings", settings, "--out", tmp_path / "r")
     assert_one_line_error(proc, str(settings), "training_env.init_q")
+    # what only the built model tells fails before the run folder exists, named by the file
+    # (these said "--model: ..." and "config: ..." after creating the folder)
+    for fields, needles in (
+        ({"model": "cartpole"}, ("model: cartpole", "neither a built-in model")),
+        ({"control_dt": 0.0033}, ("control_dt", "not a multiple of the model's timestep")),
+        ({"params": {"mass_kgg": 1.0}}, ("params.mass_kgg", "close matches: mass_kg")),
+    ):
+        env_cfg.write_text(yaml.safe_dump(fields))
+        proc = run_cli("policy", "train", ENV, "--env-config", env_cfg, "--out", tmp_path / "r")
+        assert_one_line_error(proc, f"{env_cfg}: ", *needles)
+        assert not (tmp_path / "r").exists()

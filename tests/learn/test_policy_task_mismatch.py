@@ -13,6 +13,9 @@ def test_a_pendulum_policy_on_pendubot_inputs_is_refused(tmp_path):
     assert_one_line_error(wrong_env, "env_id", "PendulumSwingup")
     wrong_world = run_cli("policy", "eval", str(run), "--reality", "pendubot-our-fit")
     assert_one_line_error(wrong_world, "pendubot-our-fit.yaml", "model", "not a model of")
+    # a world of a task whose model is its own file (the cart-pole's): was "--model: cartpole"
+    bundled = run_cli("policy", "eval", str(run), "--reality", "cartpole-heavy-laggy")
+    assert_one_line_error(bundled, "cartpole-heavy-laggy.yaml: model: cartpole: neither")
     report = tmp_path / "report"
     again = run_cli("policy", "eval", str(run), "--realaigym", "--reality", "pendubot-our-fit")
     assert_one_line_error(again, "pendubot-our-fit.yaml", "not a model of")

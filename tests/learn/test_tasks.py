@@ -130,6 +130,16 @@ def test_unknown_term_from_the_command_line_exits_2(tmp_path):
     assert not (tmp_path / "run").exists()
 
 
+def test_a_config_model_is_the_task_own_a_built_in_or_a_file(tmp_path):
+    cartpole = TASKS[CARTPOLE]
+    assert cartpole.model_path("cartpole") == cartpole.models["cartpole"]
+    assert TASKS["sim2real/PendulumSwingup-v0"].model_path("pendulum-dfki").is_file()
+    with pytest.raises(InputError) as err:
+        cartpole.model_path("cartpol")
+    assert (err.value.source, err.value.field) == ("config", "model")
+    assert "cartpol: neither" in str(err.value) and "did you mean cartpole" in str(err.value)
+
+
 def test_observation_terms_are_chosen_by_the_config():
     env = make_vec(CARTPOLE, 2, seed=0, dr=None, config={"observations": ["cos_q", "sin_q", "x"]})
     obs = env.reset()["policy"].reshape(2, -1, 3)

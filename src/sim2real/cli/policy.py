@@ -109,6 +109,7 @@ def train_cmd(
     The default policy reads only what the robot measures, so it can be exported."""
     from sim2real.core.atomic import check_writable
     from sim2real.core.errors import InputError
+    from sim2real.learn.envs import check_env_builds
     from sim2real.learn.envs import env_config as check_env_config
     from sim2real.learn.train import default_train_config, load_train_config, train
     from sim2real.learn.vec import ObsRoles
@@ -117,7 +118,7 @@ def train_cmd(
     cfg = load_train_config(settings) if settings else default_train_config(env)
     cfg = cfg.model_copy(update=_given(total_env_steps=steps, seed=seed))
     fields = _yaml_mapping(env_config, "environment config")
-    check_env_config(env, fields, env_config or "--env-config")
+    check_env_builds(env, fields, env_config or "--env-config", _dr_arg(dr))
     try:
         check_env_config(env, cfg.training_env, settings or "training settings")
     except InputError as err:

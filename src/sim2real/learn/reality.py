@@ -104,7 +104,7 @@ def _is_builtin(name: str) -> bool:
 def reality_env(reality: Reality, env_id: str, env_config: dict, num_envs: int, seed: int):
     """The policy's environment with the reality's world: a VecEnv (errors name the reality
     file and the field)."""
-    from sim2real.learn.envs import make_vec
+    from sim2real.learn.envs import config_error_in, make_vec
     from sim2real.learn.randomization import randomization_from_dict
 
     config = dict(env_config)
@@ -124,15 +124,13 @@ def reality_env(reality: Reality, env_id: str, env_config: dict, num_envs: int, 
     try:
         return make_vec(env_id, num_envs, seed=seed, dr=dr, config=config)
     except InputError as err:
-        # the environment names its own config sections; say which reality field it was
-        section = {"config.params": "params", "config.actuator": "actuator", "config": ""}
         own = err.source == "config.params" and err.field not in reality.params
         if reality.model is not None and own:  # the task's own parameters miss in this model
             why = f"{reality.model} is not a model of {env_id} ({err.field}: {err.message})"
             raise InputError(reality.source, "model", why) from None
-        if err.source in section:
-            field = ".".join(p for p in (section[err.source], err.field) if p) or None
-            raise InputError(reality.source, field, err.message) from None
+        named = config_error_in(err, reality.source)  # say which reality field it was
+        if named is not None:
+            raise named from None
         if dr is not None and (err.field or "").startswith("terms"):
             raise InputError(reality.source, f"randomization.{err.field}", err.message) from None
         raise

@@ -70,8 +70,14 @@ def builtin_model(name: str) -> BuiltinModel | None:
     return BUILTINS.get(name)
 
 
-def resolve_model(arg: str | Path) -> tuple[Path, BuiltinModel | None]:
-    """A built-in name or a model path -> (MJCF/URDF path, the built-in or None)."""
+def resolve_model(
+    arg: str | Path, *, own: dict[str, Path] | None = None, source: str = "--model"
+) -> tuple[Path, BuiltinModel | None]:
+    """A built-in name, one of ``own`` (models a task bundles, by name) or a model path ->
+    (MJCF/URDF path, the built-in or None). Errors name ``source`` and ``arg``."""
+    own = own or {}
+    if str(arg) in own:
+        return Path(own[str(arg)]), None
     found = BUILTINS.get(str(arg))
     if found is not None:
         return found.mjcf, found
@@ -80,10 +86,9 @@ def resolve_model(arg: str | Path) -> tuple[Path, BuiltinModel | None]:
         return path, None
     import difflib
 
-    close = difflib.get_close_matches(str(arg), BUILTINS, n=3, cutoff=0.5)
+    names = [*own, *BUILTINS]
+    close = difflib.get_close_matches(str(arg), names, n=3, cutoff=0.5)
     hint = f"; did you mean {', '.join(close)}?" if close else ""
     raise InputError(
-        "--model",
-        str(arg),
-        f"neither a built-in model ({', '.join(BUILTINS)}) nor an existing file{hint}",
+        source, str(arg), f"neither a built-in model ({', '.join(names)}) nor an existing file{hint}"
     )

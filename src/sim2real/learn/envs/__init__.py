@@ -72,6 +72,35 @@ def make_vec(
     return cls(t, num_envs, seed=seed, dr=dr, config=config, env_offset=env_offset)
 
 
+CONFIG_SECTIONS = {"config": "", "config.params": "params", "config.actuator": "actuator"}
+"""The sections of an environment's config its own errors name (InputError sources), as
+fields of the file the config came from."""
+
+
+def config_error_in(err: InputError, source: str | Path) -> InputError | None:
+    """``err``, raised while building an environment, as a field of ``source`` (the file its
+    config came from); None when it is not about the config."""
+    if err.source not in CONFIG_SECTIONS:
+        return None
+    field = ".".join(p for p in (CONFIG_SECTIONS[err.source], err.field) if p) or None
+    return InputError(source, field, err.message)
+
+
+def check_env_builds(
+    env_id: str, data: dict | None, source: str | Path, dr: str | Path | None = "default"
+) -> None:
+    """Build one environment of ``data`` (config fields read from ``source``): what only the
+    model can tell (its name, a parameter, the control period against its timestep) fails
+    before any work, named by ``source``."""
+    try:
+        env = make_vec(env_id, 1, dr=dr, config=env_config(env_id, data, source))
+    except InputError as err:
+        raise (config_error_in(err, source) or err) from None
+    close = getattr(env, "close", None)
+    if callable(close):
+        close()
+
+
 def _register() -> None:
     for env_id, t in TASKS.items():
         if env_id not in gymnasium.registry:

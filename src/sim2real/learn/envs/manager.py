@@ -36,7 +36,6 @@ from sim2real.learn.envs.task import Task
 from sim2real.learn.envs.terms import StepView, wrap
 from sim2real.learn.randomization import Randomization, Randomizer, load_randomization
 from sim2real.learn.vec import StepResult
-from sim2real.sim.builtin import resolve_model
 from sim2real.sim.model import SimModel, load_sim_model
 from sim2real.sim.targets import resolve_target
 from sim2real.sim.vecstep import BatchExtras, VecStepper
@@ -59,7 +58,7 @@ class ManagerVecEnv:
         cfg = config if isinstance(config, cls) else cls.model_validate(config or {})
         self.task, self.cfg, self.env_id = task, cfg, task.env_id
         self.num_envs, self.env_offset = int(num_envs), int(env_offset)
-        self.sim = load_sim_model(task.models.get(cfg.model) or resolve_model(cfg.model)[0])
+        self.sim = load_sim_model(task.model_path(cfg.model))
         m = self.sim.model
         self.timestep = float(m.opt.timestep)
         nsub = cfg.control_dt / self.timestep

@@ -19,9 +19,11 @@ from typing import Any, ClassVar
 
 from pydantic import Field, model_validator
 
+from sim2real.core.errors import InputError
 from sim2real.core.strict import StrictModel
 from sim2real.learn.envs import terms
 from sim2real.learn.randomization import Randomization
+from sim2real.sim.builtin import resolve_model
 
 
 def check_names(section: str, given, known) -> None:
@@ -206,6 +208,14 @@ class Task:
     """The batched environment class built for the task (same constructor as
     :class:`~sim2real.learn.envs.manager.ManagerVecEnv`, the default when None): a task over
     another task's environment, e.g. navigation over walking (:mod:`.goto`)."""
+
+    def model_path(self, name: str) -> Path:
+        """The model file of a config's ``model``: one the task bundles, a built-in or a path
+        (an InputError naming ``config``'s ``model`` otherwise)."""
+        try:
+            return resolve_model(name, own=self.models)[0]
+        except InputError as err:
+            raise InputError("config", "model", f"{err.field}: {err.message}") from None
 
 
 def hinge_terms(joints: tuple[str, ...]) -> tuple[dict[str, ObsSpec], dict[str, ObsSpec]]:

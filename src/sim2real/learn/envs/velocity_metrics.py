@@ -25,8 +25,6 @@ from typing import Any
 
 import numpy as np
 
-from sim2real.sim.builtin import resolve_model
-
 MEASURED: dict[str, tuple[Callable[[Any], np.ndarray], str]] = {
     "vx": (lambda base: base.lin_vel_b[:, 0], "m/s"),
     "vy": (lambda base: base.lin_vel_b[:, 1], "m/s"),
@@ -223,7 +221,7 @@ class VelocityRecorder:
         self.qpos0 = np.zeros((t, env.stepper.nq))  # environment 0's first episode
         self.settle_steps = round(spec.settle_s / env.control_dt)
         self.dt, self.episode_s = env.control_dt, env.max_episode_steps * env.control_dt
-        self.model = str(env.task.models.get(env.cfg.model) or resolve_model(env.cfg.model)[0])
+        self.model = str(env.task.model_path(env.cfg.model))
         self.totals, self.trace = _Totals(), None
         self._before: np.ndarray | None = None
 
