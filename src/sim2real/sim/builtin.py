@@ -90,5 +90,7 @@ def resolve_model(
     close = difflib.get_close_matches(str(arg), names, n=3, cutoff=0.5)
     hint = f"; did you mean {', '.join(close)}?" if close else ""
     raise InputError(
-        source, str(arg), f"neither a built-in model ({', '.join(names)}) nor an existing file{hint}"
+        source,
+        str(arg),
+        f"neither a built-in model ({', '.join(names)}) nor an existing file{hint}",
     )
