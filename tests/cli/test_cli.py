@@ -1,6 +1,7 @@
 """The command line as a user meets it: round trips, and one-line errors with exit code 2."""
 
 import json
+import os
 import subprocess
 import sys
 
@@ -34,6 +35,31 @@ def test_help_and_version_do_not_import_heavy_libraries():
     version = run_cli("--version")
     assert version.returncode == 0 and version.stdout.startswith("sim2real 0.")
     assert "depth" in run_cli("--help").stdout
+
+
+def test_help_texts_print_as_written():
+    """Typer reads help text as rich markup: a unit in brackets, ``[s]``, is a style tag to
+    it and vanishes ("Time budget of one model's fit ."); every one must be escaped."""
+    import typer.main
+    from rich.text import Text
+
+    from sim2real.cli.main import app
+
+    def commands(cmd, path):
+        for name, sub in getattr(cmd, "commands", {}).items():
+            yield from commands(sub, f"{path} {name}")
+        yield path, cmd
+
+    eaten = []
+    for path, cmd in commands(typer.main.get_command(app), "sim2real"):
+        texts = [cmd.help or ""] + [getattr(p, "help", None) or "" for p in cmd.params]
+        eaten += [(path, t) for t in texts if Text.from_markup(t).plain != t.replace("\\[", "[")]
+    assert not eaten
+    shown = subprocess.run(
+        [sys.executable, "-m", "sim2real.cli.main", "actuator", "fit", "--help"],
+        capture_output=True, text=True, check=True, env={**os.environ, "COLUMNS": "200"},
+    ).stdout  # fmt: skip
+    assert "Time budget of one model's fit [s]." in shown
 
 
 def test_render_png_round_trip_with_sensor_preset(tmp_path, box_obj):

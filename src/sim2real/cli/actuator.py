@@ -17,7 +17,7 @@ HoldoutOpt = Annotated[
     typer.Option("--holdout-kp", help="Also hold out the logs at this gain (judged at the end)."),
 ]
 BudgetOpt = Annotated[
-    float, typer.Option("--time-budget", help="Time budget of one model's fit [s].")
+    float, typer.Option("--time-budget", help="Time budget of one model's fit \\[s].")
 ]
 EvalsOpt = Annotated[int, typer.Option("--max-evals", help="CMA-ES evaluations per run.")]
 PopOpt = Annotated[int, typer.Option("--popsize", min=4, help="CMA-ES population.")]

@@ -26,7 +26,7 @@ def train_cmd(
     ] = None,
     minutes: Annotated[
         float | None,
-        typer.Option("--minutes", min=0.01, help="Cap on the training time [min] (default 17)."),
+        typer.Option("--minutes", min=0.01, help="Cap on the training time \\[min] (default 17)."),
     ] = None,
     input_kind: Annotated[
         str | None, typer.Option("--input", help="rgb or rgbd (default: the config's).")
@@ -111,7 +111,7 @@ def finetune_cmd(
         bool, typer.Option("--naive", help="Real frames only: no replay, no L2-SP (a baseline).")
     ] = False,
     minutes: Annotated[
-        float | None, typer.Option("--minutes", min=0.01, help="Fine-tuning time budget [min].")
+        float | None, typer.Option("--minutes", min=0.01, help="Fine-tuning time budget \\[min].")
     ] = None,
     obj_id: Annotated[int | None, typer.Option("--obj-id", help="The part's BOP obj_id.")] = None,
     camera: Annotated[

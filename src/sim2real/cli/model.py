@@ -27,7 +27,7 @@ def prepare_cmd(
         int, typer.Option("--target-faces", help="Decimate above this many triangles (0: never).")
     ] = 100_000,
     chordal_tol_mm: Annotated[
-        float, typer.Option("--chordal-tol-mm", help="CAD tessellation tolerance [mm].")
+        float, typer.Option("--chordal-tol-mm", help="CAD tessellation tolerance \\[mm].")
     ] = 0.05,
     symmetry: Annotated[
         str,

@@ -35,7 +35,7 @@ def fit_cmd(
     segment_s: Annotated[
         float | None,
         typer.Option(
-            "--segment-s", help="Multiple-shooting segment length [s] (built-in's, else 0.5)."
+            "--segment-s", help="Multiple-shooting segment length \\[s] (built-in's, else 0.5)."
         ),
     ] = None,
     starts: Annotated[
