@@ -71,10 +71,10 @@ def builtin_model(name: str) -> BuiltinModel | None:
 
 
 def resolve_model(
-    arg: str | Path, *, own: dict[str, Path] | None = None, source: str = "--model"
+    arg: str | Path, *, own: dict[str, Path] | None = None
 ) -> tuple[Path, BuiltinModel | None]:
     """A built-in name, one of ``own`` (models a task bundles, by name) or a model path ->
-    (MJCF/URDF path, the built-in or None). Errors name ``source`` and ``arg``."""
+    (MJCF/URDF path, the built-in or None); errors name ``--model`` and ``arg``."""
     own = own or {}
     if str(arg) in own:
         return Path(own[str(arg)]), None
@@ -90,7 +90,7 @@ def resolve_model(
     close = difflib.get_close_matches(str(arg), names, n=3, cutoff=0.5)
     hint = f"; did you mean {', '.join(close)}?" if close else ""
     raise InputError(
-        source,
+        "--model",
         str(arg),
         f"neither a built-in model ({', '.join(names)}) nor an existing file{hint}",
     )
