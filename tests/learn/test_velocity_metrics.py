@@ -62,7 +62,7 @@ class ScriptedEnv:
         self.script = (commands, vx, terminated, truncated)
         self.num_envs, self.max_episode_steps, self.control_dt, self.k = 2, 6, 0.5, 0
         self.cfg = SimpleNamespace(model="m", command_ranges=lambda: {"vx": 0, "vy": 0})
-        self.task = SimpleNamespace(models={"m": "scene.xml"})
+        self.task = SimpleNamespace(model_path=lambda name: "scene.xml")
         self.stepper = SimpleNamespace(nq=1, qpos=np.zeros((2, 1)), qvel=np.zeros((2, 1)))
         self.legged = SimpleNamespace(base=lambda qpos, qvel: self._base)
         self.commands = np.c_[commands[0], np.zeros(2)]
