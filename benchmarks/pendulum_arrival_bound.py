@@ -6,9 +6,9 @@ python benchmarks/pendulum_arrival_bound.py [--reality bench-span] [--episodes 1
 A controller that reads the true state pumps at full torque, u = sign(qvel predicted `lead`
 seconds ahead) (the velocity plus `lead` times its last finite-difference acceleration, to
 offset the action delay; at a standstill, towards the bottom): with |u| <= 1 nothing adds
-energy faster. An episode whose pendulum
-this pumping never brings within the success band, or brings there later than the episode's
-length minus the success hold, cannot succeed under any policy that pumps no faster. Printed:
+energy faster. An episode whose pendulum this pumping never brings within the success band,
+or brings there later than the episode's length minus the success hold, cannot succeed under
+any policy that pumps no faster. Printed:
 the share of episodes in the band by then, and when they got there. Catching at the top is
 not attempted: the bound says what the world leaves possible, not what a controller achieves.
 """

@@ -130,7 +130,7 @@ def test_unknown_term_from_the_command_line_exits_2(tmp_path):
     assert not (tmp_path / "run").exists()
 
 
-def test_a_config_model_is_the_task_own_a_built_in_or_a_file(tmp_path):
+def test_a_config_model_is_the_task_own_a_built_in_or_a_file():
     cartpole = TASKS[CARTPOLE]
     assert cartpole.model_path("cartpole") == cartpole.models["cartpole"]
     assert TASKS["sim2real/PendulumSwingup-v0"].model_path("pendulum-dfki").is_file()

@@ -33,8 +33,8 @@ from sim2real.core.strict import StrictModel
 from sim2real.learn.policy import Policy, PolicyMeta, load_policy, save_policy
 from sim2real.learn.ppo import Actor, NetConfig
 from sim2real.learn.run_folder import progress_bar
-from sim2real.learn.train import EnvFactory, close_env, default_make_env
-from sim2real.learn.vec import ObsRoles, VecEnv, concat_obs
+from sim2real.learn.train import EnvFactory, default_make_env
+from sim2real.learn.vec import ObsRoles, VecEnv, close_env, concat_obs
 
 
 class DistillConfig(StrictModel):

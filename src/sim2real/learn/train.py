@@ -50,7 +50,7 @@ from sim2real.learn.run_folder import (
     write_metrics,
 )
 from sim2real.learn.validation_watch import BestOnValidation
-from sim2real.learn.vec import ObsRoles, VecEnv
+from sim2real.learn.vec import ObsRoles, VecEnv, close_env
 
 __all__ = [  # the run folder's names, for the callers that know them from here
     "METRICS_FILE",
@@ -162,13 +162,6 @@ def default_train_config(env_id: str) -> TrainConfig:
         with resources.as_file(ref) as path:
             return load_train_config(path)
     return TrainConfig()
-
-
-def close_env(env: VecEnv) -> None:
-    """Release the environment's threads or files, where it has any."""
-    close = getattr(env, "close", None)
-    if callable(close):
-        close()
 
 
 def default_make_env(env_id: str, num_envs: int, **kw: Any) -> VecEnv:

@@ -115,3 +115,10 @@ class VecEnv(Protocol):
         ...
 
     def set_state(self, state: dict[str, Any]) -> None: ...
+
+
+def close_env(env: VecEnv) -> None:
+    """Release the environment's threads or files, where it has any."""
+    close = getattr(env, "close", None)
+    if callable(close):
+        close()

@@ -18,7 +18,7 @@ from sim2real.learn.envs.gym_env import gym_factory
 from sim2real.learn.envs.manager import ManagerVecEnv
 from sim2real.learn.envs.task import Task
 from sim2real.learn.randomization import Randomization
-from sim2real.learn.vec import VecEnv
+from sim2real.learn.vec import VecEnv, close_env
 
 TASKS: dict[str, Task] = {
     t.env_id: t for t in (pendulum.TASK, pendubot.TASK, cartpole.TASK, go1.TASK, *goto.TASKS)
@@ -96,9 +96,7 @@ def check_env_builds(
         env = make_vec(env_id, 1, dr=dr, config=env_config(env_id, data, source))
     except InputError as err:
         raise (config_error_in(err, source) or err) from None
-    close = getattr(env, "close", None)
-    if callable(close):
-        close()
+    close_env(env)
 
 
 def _register() -> None:
