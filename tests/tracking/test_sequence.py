@@ -158,6 +158,17 @@ def test_no_frames_and_bad_ground_truth_raise(tmp_path):
         load_scene_gt(bad)
 
 
+def test_a_source_that_does_not_exist_is_named_as_missing_not_as_a_bad_image(tmp_path):
+    with pytest.raises(InputError, match="no such file or folder") as err:
+        load_sequence(tmp_path / "sequ", CAMERA)  # a mistyped folder
+    assert err.value.source == str(tmp_path / "sequ")
+    not_an_image = tmp_path / "frames"
+    (not_an_image / "a").mkdir(parents=True)
+    (not_an_image / "b.png").write_bytes(b"")
+    with pytest.raises(InputError, match="depth image not found"):
+        load_sequence([not_an_image / "a", not_an_image / "b.png"], CAMERA)
+
+
 def test_writer_refuses_bad_frames_and_pose_counts(tmp_path):
     with pytest.raises(InputError) as err:
         write_bop_sequence(tmp_path / "a", CAMERA, [np.zeros((10, 10))], None)

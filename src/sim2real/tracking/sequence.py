@@ -286,6 +286,13 @@ def load_sequence(
     else:
         where = paths[0].parent if paths else source
         for p in paths:
+            if not p.exists():  # the usual mistake: a mistyped sequence folder
+                raise InputError(
+                    p,
+                    None,
+                    "no such file or folder (frames: a sequence folder, depth images or a "
+                    "RealSense recording)",
+                )
             if not p.is_file():
                 raise InputError(p, None, "depth image not found")
     if not paths:
