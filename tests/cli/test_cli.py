@@ -62,6 +62,35 @@ def test_help_texts_print_as_written():
     assert "Time budget of one model's fit [s]." in shown
 
 
+def test_command_lists_show_each_summary_as_one_paragraph():
+    """A group's --help lists its commands by their summary; typer (rich mode) printed the
+    docstring's own line breaks there, so 'sysid --help' read "bounded least squares run
+    to" / "convergence) and write ...", broken where the source wrapped."""
+    import typer.main
+
+    from sim2real.cli.main import app
+
+    def groups(cmd):
+        subs = getattr(cmd, "commands", {})
+        if subs:
+            yield cmd
+        for sub in subs.values():
+            yield from groups(sub)
+
+    ragged = [
+        (group.name, name)
+        for group in groups(typer.main.get_command(app))
+        for name, cmd in group.commands.items()
+        if "\n" in (cmd.short_help or cmd.help or "").split("\n\n")[0]
+    ]
+    assert not ragged
+    listed = subprocess.run(
+        [sys.executable, "-m", "sim2real.cli.main", "sysid", "--help"],
+        capture_output=True, text=True, check=True, env={**os.environ, "COLUMNS": "200"},
+    ).stdout  # fmt: skip
+    assert "bounded least squares run to convergence) and write FITTED.xml" in listed
+
+
 def test_render_png_round_trip_with_sensor_preset(tmp_path, box_obj):
     out = tmp_path / "box.png"
     proc = run_cli(

@@ -3,6 +3,7 @@ commands only, so ``--help`` and ``--version`` answer at once."""
 
 from __future__ import annotations
 
+import inspect
 import sys
 import warnings
 from pathlib import Path
@@ -65,6 +66,22 @@ def demo_cmd(
 
     result = run_demo(out, quiet=quiet)
     typer.echo(f"report: {result.report}")
+
+
+def one_line_summaries(typer_app: typer.Typer) -> None:
+    """Give every command a ``short_help``: the first paragraph of its docstring on one line.
+    In rich markup mode typer keeps the docstring's own line breaks in a group's command list
+    (its ``--help`` of one command joins them), so a summary printed ragged, broken mid-sentence
+    wherever the source wrapped it."""
+    for info in typer_app.registered_commands:
+        text = info.help or inspect.getdoc(info.callback) or ""
+        if info.short_help is None and text:
+            info.short_help = " ".join(text.partition("\n\n")[0].split())
+    for group in typer_app.registered_groups:
+        one_line_summaries(group.typer_instance)
+
+
+one_line_summaries(app)
 
 
 def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
