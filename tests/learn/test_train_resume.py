@@ -196,3 +196,18 @@ def test_training_env_fields_reach_training_only(tmp_path):
     recorded = load_policy(tmp_path / "b").env_config
     assert recorded["init_q_rad"] == 1.0 and recorded["init_qvel_rad_s"] == 2.0
     assert "init_q_rad" not in task_config(recorded)
+
+
+def test_a_given_reward_adds_to_the_settings_reward_instead_of_replacing_it(tmp_path):
+    """The pendulum's settings train with energy shaping (training_env reward); a user's
+    --env-config `reward: {action_rate: 0.1}` used to drop it silently (a shallow merge)."""
+    env_id = "sim2real/PendulumSwingup-v0"
+    cfg = TrainConfig(total_env_steps=64, num_envs=4, steps_per_env=16,
+                      training_env={"reward": {"energy": 0.5}, "history": 2})  # fmt: skip
+    given = {"reward": {"action_rate": 0.1}, "history": 4}
+    train(tmp_path / "a", env_id, env_config=given, train_config=cfg, quiet=True)
+    recorded = load_policy(tmp_path / "a").env_config
+    assert recorded["reward"] == {"energy": 0.5, "action_rate": 0.1}
+    assert recorded["history"] == 4  # a plain field given wins as before
+    shipped = default_train_config(env_id).training_env
+    assert shipped["reward"]["energy"] > 0  # what the section in RESULTS measured

@@ -102,8 +102,9 @@ class TrainConfig(StrictModel):
     training_env: dict[str, Any] = Field(
         default_factory=dict,
         description="environment fields for training only, under those given with the "
-        "environment config: training aids such as wider start states (init_q_rad, "
-        "init_qvel_rad_s), which evaluation drops",
+        "environment config (a mapping such as reward merges key by key): training aids such "
+        "as wider start states (init_q_rad, init_qvel_rad_s), which evaluation drops, and "
+        "reward weights",
     )
     ppo: PPOConfig = Field(
         default_factory=PPOConfig,
@@ -170,6 +171,19 @@ def default_make_env(env_id: str, num_envs: int, **kw: Any) -> VecEnv:
     return make_vec(env_id, num_envs, **kw)
 
 
+def merge_env_config(training_env: dict[str, Any], given: dict[str, Any]) -> dict[str, Any]:
+    """The training settings' ``training_env`` under the given environment config; a mapping
+    in both (``reward``, ``params``) merges key by key, so ``reward: {action_rate: 0.1}`` adds a
+    weight to the settings' own instead of dropping them."""
+    out = dict(training_env)
+    for key, value in given.items():
+        below = out.get(key)
+        out[key] = (
+            {**below, **value} if isinstance(below, dict) and isinstance(value, dict) else value
+        )
+    return out
+
+
 def train(
     run_dir: str | Path,
     env_id: str,
@@ -211,7 +225,7 @@ def train(
         raise InputError("dr", None, "give 'default', None or the path of a randomization YAML")
     if hasattr(env_config, "model_dump"):  # an environment's config object
         env_config = env_config.model_dump(mode="json")
-    env_config = {**cfg.training_env, **(env_config or {})}
+    env_config = merge_env_config(cfg.training_env, env_config or {})
 
     watch = None
     if cfg.validate_every:  # its worlds load before any training: a bad one fails first
