@@ -122,6 +122,9 @@ def test_bad_inputs_give_one_line_and_leave_no_model(tmp_path):
     assert_one_line_error(
         run_cli("model", "prepare", tmp_path / "empty.stl", "--out", out), "empty"
     )
+    # a mistyped MODEL_DIR is named as missing, not as a folder without model.yaml
+    assert_one_line_error(run_cli("model", "info", tmp_path / "modl"), "modl: no such folder")
+    assert_one_line_error(run_cli("model", "info", tmp_path), "not a prepared model")
     (tmp_path / "junk.obj").write_text("v 0 0 0\nv 1 0 0\nhello world\n")
     assert_one_line_error(
         run_cli("model", "prepare", tmp_path / "junk.obj", "--out", out), "junk.obj"

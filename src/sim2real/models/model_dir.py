@@ -118,12 +118,21 @@ def is_model_dir(path: str | Path) -> bool:
     return path.is_dir() and (path / MODEL_YAML).is_file()
 
 
+def require_model_dir(folder: Path) -> None:
+    """InputError unless ``folder`` is a prepared model; a path that does not exist says so."""
+    if not folder.exists():
+        raise InputError(folder, None, "no such folder (a MODEL_DIR of `sim2real model prepare`)")
+    if not is_model_dir(folder):
+        raise InputError(
+            folder, None, f"not a prepared model (no {MODEL_YAML}): run `sim2real model prepare`"
+        )
+
+
 def read_model_config(folder: str | Path) -> ModelConfig:
     """MODEL_DIR/model.yaml, validated; InputError naming the file and the field."""
     folder = Path(folder)
+    require_model_dir(folder)
     file = folder / MODEL_YAML
-    if not file.is_file():
-        raise InputError(folder, None, f"not a prepared model (no {MODEL_YAML})")
     return validate(ModelConfig, read_yaml_mapping(file, MODEL_YAML), file)
 
 

@@ -131,15 +131,12 @@ def tune_model_dir(
     pose count that differs from the frame count, or frames of another size."""
     from sim2real.core.errors import InputError
     from sim2real.core.pose import invert_pose, parse_pose
-    from sim2real.models.model_dir import is_model_dir
+    from sim2real.models.model_dir import require_model_dir
     from sim2real.models.part import load_prepared_model
     from sim2real.sensors.real_frame import load_real_frame
 
     model_dir = Path(model_dir)
-    if not is_model_dir(model_dir):
-        raise InputError(
-            model_dir, None, "not a prepared model (no model.yaml): run `sim2real model prepare`"
-        )
+    require_model_dir(model_dir)
     if len(poses) != len(frames):
         raise InputError(None, "--poses", f"{len(frames)} frames but {len(poses)} poses")
     mesh = load_prepared_model(model_dir).mesh
