@@ -15,7 +15,7 @@ from gymnasium.utils.env_checker import check_env
 
 from sim2real.core.errors import InputError
 from sim2real.learn.deploy import DeployedPolicy
-from sim2real.learn.envs import ENV_IDS, TASKS, env_config, make_vec
+from sim2real.learn.envs import ENV_IDS, TASKS, env_config, make_vec, terms
 from sim2real.learn.export import export_policy
 from sim2real.learn.policy import PolicyMeta, load_policy, save_policy
 from sim2real.learn.ppo import Actor, NetConfig
@@ -300,3 +300,36 @@ def test_action_rate_pays_for_every_change_of_the_action():
     assert res.truncated.all()
     assert res.reward == pytest.approx(-0.5 * (2 * a[:, 0]) ** 2, rel=1e-6)
     assert env.step(a).reward == pytest.approx(-0.5 * a[:, 0] ** 2, rel=1e-6)
+
+
+@pytest.mark.parametrize("env_id", ["sim2real/PendulumSwingup-v0", "sim2real/PendubotSwingup-v0"])
+def test_energy_shaping_reads_mujoco_energy_of_each_randomized_model(env_id):
+    # the term's closed form against MuJoCo's own energy (potential + kinetic, armature
+    # included) at random states of 16 randomized models: masses, inertias and armatures drawn
+    import mujoco
+
+    env = make_vec(env_id, 16, seed=4, config={"reward": {"energy": 1.0}})
+    env.reset()
+    term = env.reward_terms["energy"]
+    rng = np.random.default_rng(1)
+    q = rng.uniform(-np.pi, np.pi, (16, len(env.qadr)))
+    qd = rng.uniform(-8.0, 8.0, (16, len(env.qadr)))
+    ours = term.energy(q, qd)
+    for i, model in enumerate(env.stepper.models):
+        m = model.__copy__()
+        m.opt.enableflags |= mujoco.mjtEnableBit.mjENBL_ENERGY
+        d = mujoco.MjData(m)
+        mujoco.mj_forward(m, d)
+        rest = d.energy.sum()
+        d.qpos[env.qadr], d.qvel[env.dof] = q[i], qd[i]
+        mujoco.mj_forward(m, d)
+        assert ours[i] == pytest.approx(d.energy.sum() - rest, rel=1e-9, abs=1e-12)
+    # 0 hanging at rest, 1 at the goal at rest, less on either side of the goal's energy
+    goal = np.array([env.task.goal[j] for j in env.task.joints])
+    still = np.zeros_like(qd)
+    at_rest = term.energy(np.zeros_like(q), still)
+    assert np.all(at_rest == 0.0)
+    assert np.allclose(term.energy(np.tile(goal, (16, 1)), still), term.goal_energy)
+    assert len({float(e) for e in term.goal_energy}) == 16  # one per randomized model
+    view = terms.StepView(q=np.tile(goal, (16, 1)), qd=still, err=None, action=None, in_band=None)
+    assert np.allclose(term(view), 1.0)

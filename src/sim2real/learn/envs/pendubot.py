@@ -75,7 +75,7 @@ class PendubotSwingupConfig(TaskConfig):
         "action": 0.01,
         "bonus": 1.0,
         "angle": 0.0,
-        "energy": 0.0,  # single joints only (kept so configs written before the port load)
+        "energy": 0.0,  # energy shaping of both links (terms.Energy)
         "terminated": 10.0,  # the safety stop (OVERSPEED_RAD_S)
     }
     model: str = Field("double-pendulum-dfki", description="built-in name or MJCF path")
