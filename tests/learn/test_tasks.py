@@ -333,3 +333,9 @@ def test_energy_shaping_reads_mujoco_energy_of_each_randomized_model(env_id):
     assert len({float(e) for e in term.goal_energy}) == 16  # one per randomized model
     view = terms.StepView(q=np.tile(goal, (16, 1)), qd=still, err=None, action=None, in_band=None)
     assert np.allclose(term(view), 1.0)
+
+
+def test_energy_shaping_refuses_a_slider():
+    env = make_vec(CARTPOLE, 2, seed=0, dr=None)  # a cart on a rail, then the pole
+    with pytest.raises(InputError, match="reward.energy.*chain of 1 or 2 hinges"):
+        terms.Energy(2).update_rows(env, np.arange(2))
