@@ -337,5 +337,13 @@ def test_energy_shaping_reads_mujoco_energy_of_each_randomized_model(env_id):
 
 def test_energy_shaping_refuses_a_slider():
     env = make_vec(CARTPOLE, 2, seed=0, dr=None)  # a cart on a rail, then the pole
-    with pytest.raises(InputError, match="reward.energy.*chain of 1 or 2 hinges"):
+    with pytest.raises(InputError, match=r"reward\.energy.*chain of 1 or 2 hinges"):
         terms.Energy(2).update_rows(env, np.arange(2))
+
+
+def test_an_unknown_environment_suggests_only_close_ids():
+    with pytest.raises(InputError) as err:
+        make_vec("sim2real/Nope-v0", 1)
+    assert "did you mean" not in str(err.value)  # every id shares "sim2real/": not a match
+    with pytest.raises(InputError, match=r"did you mean sim2real/Go1Velocity-v0\?"):
+        make_vec("sim2real/Go1Velocity-v1", 1)

@@ -29,8 +29,10 @@ ENV_IDS: tuple[str, ...] = tuple(TASKS)
 def task(env_id: str) -> Task:
     """The task registered as ``env_id`` (InputError with close matches)."""
     if env_id not in TASKS:
-        close = difflib.get_close_matches(env_id, ENV_IDS, n=3, cutoff=0.4)
-        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        # compared without the shared "sim2real/" prefix, which made every id look close
+        names = {i.removeprefix("sim2real/"): i for i in ENV_IDS}
+        close = difflib.get_close_matches(env_id.removeprefix("sim2real/"), names, n=3, cutoff=0.6)
+        hint = f"; did you mean {', '.join(names[c] for c in close)}?" if close else ""
         raise InputError("ENV", env_id, f"unknown environment (have {', '.join(ENV_IDS)}){hint}")
     return TASKS[env_id]
 
