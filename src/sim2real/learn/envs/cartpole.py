@@ -9,6 +9,7 @@ Written from the task pieces as a newcomer would (docs/environments.md walks thr
 - reward: the pole's height (0 hanging, 1 upright), the cart kept near the middle of the
   rail (``-x^2``), speed near upright, action, a bonus per step up, a penalty for reaching
   the end of the rail (per-step rewards stay near or above 0, so ending early never pays);
+  optional (weight 0): the pole's energy in the cart's frame (``terms.Energy``);
 - termination: the cart reaching ``TRACK_END_M`` (before the rail's end stops);
 - success: the pole within ``success_band_rad`` of upright for ``success_hold_s``.
 """
@@ -93,6 +94,7 @@ class CartpoleSwingupConfig(TaskConfig):
         "velocity": 0.01,  # squared speeds (cart and pole) near upright
         "action": 0.01,  # squared action
         "bonus": 1.0,  # per step within the success band
+        "energy": 0.0,  # the pole's energy in the cart's frame (terms.Energy)
     }
     COMMANDS: ClassVar[dict[str, tuple[float, float]]] = {"x_target": (0.0, 0.0)}
     model: str = Field("cartpole", description="the bundled 'cartpole', a built-in or MJCF path")
@@ -117,6 +119,7 @@ TASK = Task(
         "velocity": terms.velocity_near_goal,
         "action": terms.action_sq,
         "bonus": terms.in_band,
+        "energy": terms.Energy,
         "terminated": terms.terminated,
     },
     terminations={"track_end": terms.joint_beyond(0, TRACK_END_M)},

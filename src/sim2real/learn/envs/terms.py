@@ -149,10 +149,11 @@ def tracking_sq(k: int, c: int) -> Callable[[StepView], np.ndarray]:
 
 
 class Energy:
-    """Reads q, qd and each environment's model: energy shaping of a hanging chain of one or
-    two parallel hinges (a pendulum, a pendubot or an acrobot), ``max(0, 1 - |E / E_goal - 1|)``
-    (0 hanging at rest, 1 at the energy of the goal at rest). With ``phi_j`` the absolute angle
-    of link j (the sum of the joint angles up to j, 0 hanging)::
+    """Reads q, qd of the task's hinges and each environment's model: energy shaping of a
+    hanging chain of one or two parallel hinges (a pendulum, a pendubot or an acrobot; a
+    cart-pole's pole, in the cart's frame), ``max(0, 1 - |E / E_goal - 1|)`` (0 hanging at
+    rest, 1 at the energy of the goal at rest). With ``phi_j`` the absolute angle of link j
+    (the sum of the hinge angles up to j, 0 hanging)::
 
         E = qd^T (M0 + Mc cos q[1]) qd / 2 + sum_j A_j (1 - cos phi_j)
 
@@ -164,6 +165,7 @@ class Energy:
 
     def __init__(self, num_envs: int) -> None:
         self.num_envs = num_envs
+        self.cols = None  # the hinges' columns of q
         self.gravity, self.m0, self.mc = None, None, None  # (N, J), (N, J, J), (N, J, J)
         self.goal_energy = np.ones(num_envs)
 
@@ -172,29 +174,35 @@ class Energy:
 
         from sim2real.core.errors import InputError
 
-        models, nj = env.stepper.models, len(env.qadr)
-        hinge = models[0].jnt_type[models[0].dof_jntid[env.dof]] == mujoco.mjtJoint.mjJNT_HINGE
-        if nj > 2 or not hinge.all():
+        task, models = env.task, env.stepper.models
+        hinges = task.hinges if task.hinges is not None else task.joints
+        cols = np.array([task.joints.index(j) for j in hinges], dtype=int)
+        qadr, dof = env.qadr[cols], env.dof[cols]
+        kinds = models[0].jnt_type[models[0].dof_jntid[dof]]
+        if not 1 <= len(cols) <= 2 or np.any(kinds != mujoco.mjtJoint.mjJNT_HINGE):
             raise InputError(
                 "config", "reward.energy", "energy shaping takes a chain of 1 or 2 hinges"
             )
-        if self.gravity is None:
+        if self.cols is None:
+            nj = len(cols)
+            self.cols = cols
             self.gravity = np.ones((self.num_envs, nj))
             self.m0, self.mc = np.ones((self.num_envs, nj, nj)), np.zeros((self.num_envs, nj, nj))
         d = mujoco.MjData(models[0])
-        goal = np.cumsum([env.task.goal.get(j, 0.0) for j in env.task.joints])
+        goal = np.cumsum([task.goal.get(j, 0.0) for j in hinges])
         for i in rows:
-            self.m0[i], bias = _mass_and_gravity(models[i], d, env, elbow=np.pi / 2)
-            if nj == 1:
+            self.m0[i], bias = _mass_and_gravity(models[i], d, qadr, dof, elbow=np.pi / 2)
+            if len(cols) == 1:
                 self.gravity[i] = bias
             else:  # links horizontal and straight: the gravity torques are [A1 + A2, A2]
-                m_straight, bias = _mass_and_gravity(models[i], d, env, elbow=0.0)
+                m_straight, bias = _mass_and_gravity(models[i], d, qadr, dof, elbow=0.0)
                 self.mc[i] = m_straight - self.m0[i]
                 self.gravity[i] = [bias[0] - bias[1], bias[1]]
             self.goal_energy[i] = float(np.sum(self.gravity[i] * (1.0 - np.cos(goal))))
 
     def energy(self, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
-        """(N,) the chain's energy above hanging at rest [J] of the joint states (N, J)."""
+        """(N,) the hinges' energy above hanging at rest [J] of the task's joint states (N, J)."""
+        q, qd = q[:, self.cols], qd[:, self.cols]
         if q.shape[1] == 1:
             return 0.5 * self.m0[:, 0, 0] * qd[:, 0] ** 2 + self.gravity[:, 0] * (
                 1.0 - np.cos(q[:, 0])
@@ -207,20 +215,20 @@ class Energy:
         return np.maximum(0.0, 1.0 - np.abs(self.energy(v.q, v.qd) / self.goal_energy - 1.0))
 
 
-def _mass_and_gravity(model, d, env, elbow: float) -> tuple[np.ndarray, np.ndarray]:
-    """The task joints' mass matrix and |gravity torques| at rest, the first link horizontal
-    and the second (if any) at ``elbow``."""
+def _mass_and_gravity(model, d, qadr, dof, elbow: float) -> tuple[np.ndarray, np.ndarray]:
+    """The hinges' mass matrix and |gravity torques| at rest, the first link horizontal, the
+    second (if any) at ``elbow``, every other joint at 0."""
     import mujoco
 
     d.qpos[:] = 0.0
     d.qvel[:] = 0.0
-    d.qpos[env.qadr[0]] = np.pi / 2
-    if len(env.qadr) == 2:
-        d.qpos[env.qadr[1]] = elbow
+    d.qpos[qadr[0]] = np.pi / 2
+    if len(qadr) == 2:
+        d.qpos[qadr[1]] = elbow
     mujoco.mj_forward(model, d)
     full = np.zeros((model.nv, model.nv))
     mujoco.mj_fullM(model, d, full)
-    return full[np.ix_(env.dof, env.dof)], np.abs(d.qfrc_bias[env.dof])
+    return full[np.ix_(dof, dof)], np.abs(d.qfrc_bias[dof])
 
 
 # -- termination terms -------------------------------------------------------------------------
