@@ -179,3 +179,24 @@ def test_detect_run_sums_up_the_depth_checks():
     assert any("3 detections" in x and "0.70" in x and "lowest 0.50" in x for x in lines), lines
     unchecked = DetectRun(dets[3:], [10.0], [], None).summary_lines()
     assert not any("depth" in x for x in unchecked)
+
+
+def test_lower_peaks_become_candidates_only_when_the_depth_can_tell():
+    from sim2real.detect.decode import candidate_peaks
+
+    heat = np.zeros((30, 40))
+    for (i, j), score in {(5, 5): 0.7, (10, 20): 0.45, (20, 30): 0.25, (25, 8): 0.05}.items():
+        heat[i, j] = score
+    settings = DetectorSettings(candidates=8, candidate_confidence=0.1)
+    # checkable: every peak down to 0.1 (the part can score low on real frames)
+    assert candidate_peaks(heat, settings, True) == [(5, 5), (10, 20), (20, 30)]
+    assert candidate_peaks(heat, settings.model_copy(update={"candidates": 2}), True) == [
+        (5, 5),
+        (10, 20),
+    ]
+    # without depth: the highest peak alone, as the score calls it
+    assert candidate_peaks(heat, settings, False) == [(5, 5)]
+    # found only when the highest peak reaches min_confidence, whatever lies below
+    heat[5, 5], heat[10, 20] = 0.28, 0.2
+    assert candidate_peaks(heat, settings, True) == []
+    assert candidate_peaks(heat, settings, False) == []

@@ -112,11 +112,14 @@ def heat_peaks(heat: np.ndarray, min_score: float, count: int) -> list[tuple[int
 def decode_outputs(detector, out: dict[str, np.ndarray], frame: NetFrame):
     """The detection (``detector.Detection``): the heatmap's highest peak, or, with depth and
     the part's surface points, the peak among the ``settings.candidates`` highest whose pose
-    the depth confirms best (``verified_candidate``)."""
+    the depth confirms best (``verified_candidate``). Found when the highest peak reaches
+    ``min_confidence``; the other candidates need only ``candidate_confidence``: a network
+    trained in simulation scores the real part low at times (0.26-0.39 beside 0.7 on another
+    object, RESULTS.md), and the depth, not the score, tells them apart."""
     settings = detector.info.settings
     heat = 1.0 / (1.0 + np.exp(-out["heat"][0]))
     checkable = can_check(detector, frame)
-    peaks = heat_peaks(heat, settings.min_confidence, settings.candidates if checkable else 1)
+    peaks = candidate_peaks(heat, settings, checkable)
     if not peaks:
         return Detection(False, float(heat.max()), None, None)
     top_agreement = None
@@ -132,6 +135,17 @@ def decode_outputs(detector, out: dict[str, np.ndarray], frame: NetFrame):
     (i, j) = peaks[0]
     top = _candidate(detector, out, frame, i, j, float(heat[i, j]))
     return top if top_agreement is None else replace(top, depth_agreement=top_agreement)
+
+
+def candidate_peaks(heat: np.ndarray, settings, checkable: bool) -> list[tuple[int, int]]:
+    """The heatmap cells to read, highest first: none when the highest peak is below
+    ``min_confidence`` (not found); else that peak alone, or, when the candidates can be
+    checked against depth, up to ``candidates`` peaks down to ``candidate_confidence``."""
+    if not checkable:
+        return heat_peaks(heat, settings.min_confidence, 1)
+    floor = min(settings.candidate_confidence, settings.min_confidence)
+    peaks = heat_peaks(heat, floor, settings.candidates)
+    return peaks if peaks and heat[peaks[0]] >= settings.min_confidence else []
 
 
 def can_check(detector, frame: NetFrame) -> bool:

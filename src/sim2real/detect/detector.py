@@ -48,7 +48,14 @@ class DetectorSettings(StrictModel):
     verify: bool = Field(
         True, description="with depth: check the candidates' poses against it (verify.py)"
     )
-    candidates: int = Field(3, ge=1, le=20, description="heatmap peaks checked against depth")
+    candidates: int = Field(8, ge=1, le=20, description="heatmap peaks checked against depth")
+    candidate_confidence: float = Field(
+        0.1,
+        ge=0,
+        le=1,
+        description="peak score another candidate needs to be checked (the highest peak "
+        "still needs min_confidence to call the part found)",
+    )
     min_agreement: float = Field(
         0.0,
         ge=0,
