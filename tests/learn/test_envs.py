@@ -398,8 +398,8 @@ def test_angle_and_energy_reward_terms_by_hand():
     env = make_vec(ENV, 2, seed=0, dr=dr, config={"reward": {"energy": 1.0}})
     env.reset(seed=0)
     energy = env.reward_terms["energy"]
-    assert energy.mgl == pytest.approx(2 * 0.1022 * 9.81, rel=1e-3)  # published m cx, doubled
-    assert energy.inertia == pytest.approx(2 * 0.06259, rel=2e-3)  # J doubles with the mass
+    assert energy.gravity[:, 0] == pytest.approx(2 * 0.1022 * 9.81, rel=1e-3)  # m cx, doubled
+    assert energy.m0[:, 0, 0] == pytest.approx(2 * 0.06259, rel=2e-3)  # J doubles with the mass
 
 
 def test_desync_spreads_the_first_episodes_only():
