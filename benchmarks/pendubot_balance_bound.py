@@ -1,6 +1,7 @@
 """Can the pendubot be held upright in each evaluation world at the task's control rate?
 
 python benchmarks/pendubot_balance_bound.py [--run RUN] [--episodes 20] [--seed 1]
+    [--landscape DR [--episode-s 3]]
 
 Every episode starts at the goal (``init_goal_share`` 1: both links upright, within the
 task's start spread). A discrete LQR of the world's own model, linearized by finite
@@ -10,6 +11,12 @@ acts through the task's actuation path (torque limit, the world's delay); the po
 (optional) gets the same starts. Printed per world: the episodes that meet the task's success
 (both joints in the band for the hold), and the share of steps within 0.3 rad of the goal.
 A world the LQR holds and the policy does not is a gap in learning, not in the physics.
+
+``--landscape DR``: the reward along the way to that hold. On the training randomization DR
+(``default`` or a YAML; every episode from the goal, ``--episode-s`` long), the LQR of DFKI 2.1
+scaled by alpha = 0 ... 1 (``action = alpha K x``), and the policy of RUN: each reward term's
+episode sum (``info["episode_terms"]``, mean over the environments) and the success rate. A
+return that dips between alpha 0 and 1 is a valley a learner climbing from no action must cross.
 """
 
 from __future__ import annotations
@@ -74,6 +81,8 @@ def main() -> None:
     ap.add_argument("--run", help="a pendubot policy run to compare (optional)")
     ap.add_argument("--episodes", type=int, default=20)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--landscape", metavar="DR", help="reward terms along the way to the hold")
+    ap.add_argument("--episode-s", type=float, default=3.0, help="with --landscape")
     args = ap.parse_args()
     policy = None
     if args.run:
@@ -81,6 +90,9 @@ def main() -> None:
 
         policy = load_policy(args.run)
     config = {**task_config(policy.env_config if policy else {}), "init_goal_share": 1.0}
+    if args.landscape:
+        landscape(args.landscape, {**config, "episode_s": args.episode_s}, policy, args.seed)
+        return
     print(f"{args.episodes} episodes from the goal per world (seed {args.seed})")
     print("| world | LQR | LQR without Coulomb | policy |")
     print("| --- | --- | --- | --- |")
@@ -93,6 +105,38 @@ def main() -> None:
             ok, near = hold(env, act, args.seed)
             cells.append(f"{ok.mean():.0%} ({near.mean():.2f} of steps near)")
         print(f"| {name} | {' | '.join(cells)} |" + (" |" if policy is None else ""))
+
+
+def episode_terms(env, act, seed: int) -> tuple[dict[str, float], float]:
+    """Each reward term's sum over the first episode (mean over the environments), success."""
+    obs = env.reset(seed=seed)
+    terms = np.full((env.num_envs, len(env.reward_names)), np.nan)
+    success = np.full(env.num_envs, np.nan)
+    for _ in range(env.max_episode_steps):
+        result = env.step(act(obs))
+        obs = result.obs
+        done = np.isnan(success) & ~np.isnan(result.info["episode_return"])
+        terms[done] = result.info["episode_terms"][done]
+        success[done] = result.info["episode_success"][done]
+    return dict(zip(env.reward_names, terms.mean(axis=0), strict=True)), float(success.mean())
+
+
+def landscape(dr: str, config: dict, policy, seed: int) -> None:
+    from sim2real.learn.envs import make_vec
+
+    world = reality_env(load_reality("pendubot-dfki-2.1"), ENV, config, 1, seed)
+    world.reset(seed=seed)
+    gain = lqr_gain(world, coulomb=True)
+    env = make_vec(ENV, 64, seed=seed, dr=dr, config={**config, "init_random_share": 0.0})
+    actors = [(f"LQR x {a}", lqr(env, a * gain)) for a in (0.0, 0.25, 0.5, 0.75, 1.0)]
+    actors += [("policy", policy.act)] if policy is not None else []
+    print(f"randomization {dr}, 64 worlds from the goal, {config['episode_s']} s episodes")
+    print(f"| actor | return | success | {' | '.join(env.reward_names)} |")
+    print("| --- " * (len(env.reward_names) + 3) + "|")
+    for name, act in actors:
+        terms, success = episode_terms(env, act, seed)
+        cells = " | ".join(f"{v:,.1f}" for v in terms.values())
+        print(f"| {name} | {sum(terms.values()):,.1f} | {success:.0%} | {cells} |")
 
 
 def lqr(env, gain: np.ndarray):

@@ -64,8 +64,11 @@ def collect(
     reward_scale: ReturnScale | None,
     ppo_cfg: PPOConfig,
     episodes: deque,
+    episode_terms: deque | None = None,
 ) -> dict[str, np.ndarray]:
-    """Fill ``storage`` with one rollout; returns the observation to continue from."""
+    """Fill ``storage`` with one rollout; returns the observation to continue from. Each ended
+    episode's (return, success) goes to ``episodes``, its reward terms' sums (where the
+    environment names its terms) to ``episode_terms``."""
     gamma = ppo_cfg.gamma
     for t in range(storage.steps):
         actor_obs = torch.from_numpy(concat_obs(obs, roles.actor))
@@ -96,8 +99,10 @@ def collect(
         storage.dones[t] = torch.from_numpy(done.astype(np.float32))
         ret = np.asarray(result.info["episode_return"], dtype=float)
         success = np.asarray(result.info["episode_success"], dtype=float)
-        for i in np.flatnonzero(np.isfinite(ret)):
-            episodes.append((float(ret[i]), float(success[i])))
+        ended = np.flatnonzero(np.isfinite(ret))
+        episodes.extend((float(ret[i]), float(success[i])) for i in ended)
+        if episode_terms is not None and "episode_terms" in result.info:
+            episode_terms.extend(np.asarray(result.info["episode_terms"], dtype=float)[ended])
         obs = result.obs
     last_values = model.critic(torch.from_numpy(concat_obs(obs, roles.critic)))
     storage.compute_returns(last_values, gamma, ppo_cfg.lam)

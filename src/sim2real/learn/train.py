@@ -1,9 +1,10 @@
 """PPO training of a policy on a :class:`~sim2real.learn.vec.VecEnv`, into a run folder
 (:mod:`sim2real.learn.run_folder`): ``RUN/config.yaml`` (the fully resolved settings),
-``RUN/metrics.csv`` (the training curve), ``RUN/tb/`` (TensorBoard scalars), ``RUN/policy.pt``
-(the actor, see :mod:`sim2real.learn.policy`: the latest, or with ``validate_every`` the best on
-the validation worlds, :mod:`sim2real.learn.validation_watch`) and ``RUN/train_state.pt``
-(everything needed to continue). The rollout is :mod:`sim2real.learn.ppo_rollout`'s, the
+``RUN/metrics.csv`` (the training curve), ``RUN/tb/`` (TensorBoard scalars; under
+``Episode_Reward/`` each reward term's mean episode sum), ``RUN/policy.pt`` (the actor, see
+:mod:`sim2real.learn.policy`: the latest, or with ``validate_every`` the best on the validation
+worlds, :mod:`sim2real.learn.validation_watch`) and ``RUN/train_state.pt`` (everything needed
+to continue). The rollout is :mod:`sim2real.learn.ppo_rollout`'s, the
 update :mod:`.ppo`'s.
 
 ``train(..., resume=True)`` continues exactly where a killed run stopped: the checkpoint holds
@@ -249,6 +250,8 @@ def train(
     noise = ExplorationNoise(rho, cfg.sde_resample_steps, noise_shape, generator)
     reward_scale = ReturnScale(cfg.num_envs, cfg.ppo.gamma) if cfg.ppo.normalize_rewards else None
     episodes: deque[tuple[float, float]] = deque(maxlen=cfg.episode_window)
+    episode_terms: deque[np.ndarray] = deque(maxlen=cfg.episode_window)
+    reward_names = tuple(getattr(env, "reward_names", ()))
     rows: list[dict[str, float]] = []
     iteration, env_steps, wall_before = 0, 0, 0.0
     if state is None:
@@ -273,6 +276,7 @@ def train(
             raise InputError(run_dir / TRAIN_STATE_FILE, "env_state", why) from None
         obs = state["obs"]
         episodes.extend(state["episodes"])
+        episode_terms.extend(state.get("episode_terms", []))  # not saved before: logs only
         if watch is not None:
             watch.load_state(state.get("validation"))
         rows = list(state["metrics"])
@@ -314,6 +318,7 @@ def train(
             "reward_scale": None if reward_scale is None else reward_scale.state(),
             "obs": obs,
             "episodes": list(episodes),
+            "episode_terms": list(episode_terms),
             "metrics": rows,
             "validation": None if watch is None else watch.state(),
             "iteration": iteration,
@@ -343,6 +348,7 @@ def train(
                     reward_scale,
                     cfg.ppo,
                     episodes,
+                    episode_terms,
                 )
                 t1 = time.perf_counter()
                 losses = ppo.update(storage, generator, progress=iteration / cfg.iterations)
@@ -357,6 +363,9 @@ def train(
                 write_metrics(run_dir, rows)
                 for key in METRIC_COLUMNS[2:]:
                     writer.add_scalar(f"train/{key}", row[key], iteration)
+                terms = np.mean(episode_terms, axis=0) if episode_terms else ()
+                for name, value in zip(reward_names, terms, strict=bool(episode_terms)):
+                    writer.add_scalar(f"Episode_Reward/{name}", value, iteration)
                 progress.update(
                     task,
                     completed=iteration * batch,

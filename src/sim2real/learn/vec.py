@@ -79,7 +79,8 @@ class StepResult:
     """Arrays have a leading ``num_envs`` axis. ``terminated``: the episode ended by the task
     (no bootstrap); ``truncated``: by the time limit (bootstrap from ``final_obs``).
     ``info`` holds at least ``episode_return`` and ``episode_success`` (float arrays, NaN where
-    no episode ended this step) and ``episode_length``."""
+    no episode ended this step) and ``episode_length``; an environment with named reward terms
+    (``reward_names``) also ``episode_terms``: (N, terms) each weighted term's episode sum."""
 
     obs: dict[str, np.ndarray]
     reward: np.ndarray

@@ -102,6 +102,7 @@ class Shard:
             "control_dt": e.control_dt,
             "max_episode_steps": e.max_episode_steps,
             "obs_groups": dict(e.obs_groups),
+            "reward_names": tuple(getattr(e, "reward_names", ())),
         }
 
     def reset(self, seed: int | None) -> dict[str, np.ndarray]:
@@ -215,6 +216,7 @@ class ShardedVecEnv:
         self.control_dt: float = spec["control_dt"]
         self.max_episode_steps: int = spec["max_episode_steps"]
         self.obs_groups = spec["obs_groups"]
+        self.reward_names: tuple[str, ...] = spec["reward_names"]
         self.workers = workers
         self.count_bytes = count_bytes
         self.traffic: dict[str, int] = {"steps": 0, "sent_bytes": 0, "received_bytes": 0}

@@ -45,8 +45,13 @@ class TaskEnv(gymnasium.Env):
         info = {
             k: float(v[0])
             for k, v in res.info.items()
-            if np.ndim(v) and np.isfinite(np.asarray(v[0], dtype=float))
+            if np.ndim(v) == 1 and np.isfinite(float(v[0]))
         }
+        terms = res.info.get("episode_terms")
+        if terms is not None and np.isfinite(terms[0]).all():  # {term: episode sum}
+            info["episode_terms"] = dict(
+                zip(self.vec.reward_names, map(float, terms[0]), strict=True)
+            )
         done = res.truncated[0] or res.terminated[0]
         obs = res.final_obs if done else res.obs
         return (

@@ -11,7 +11,7 @@ the MuJoCo actuators (``ctrl``, the ``mujoco.rollout`` fast path) or through an 
 
 Per step the managers run in this order: events (randomization terms of interval mode,
 pushes), observation terms (measured state: noise and bias; history of frames), reward terms
-(weighted sum), termination terms, success (every goal joint within ``success_band_rad`` for
+(weighted sum; each term's episode sum in ``info["episode_terms"]``), termination terms, success (every goal joint within ``success_band_rad`` for
 ``success_hold_s`` without interruption), autoreset. Randomness per environment by global index
 (:mod:`~sim2real.learn.envs.streams`): ``env_offset`` shifts the indices of a shard.
 """
@@ -30,6 +30,7 @@ from sim2real.learn.envs.events import Events
 from sim2real.learn.envs.legged import Legged
 from sim2real.learn.envs.observations import Observations
 from sim2real.learn.envs.pd_actuation import PDActuation
+from sim2real.learn.envs.reward_terms import RewardTerms
 from sim2real.learn.envs.space import build_space, column_kinds
 from sim2real.learn.envs.streams import EnvStreams
 from sim2real.learn.envs.task import Task
@@ -147,6 +148,11 @@ class ManagerVecEnv:
         self._startup: np.ndarray | None = None
         self._alloc()
 
+    @property
+    def reward_names(self) -> tuple[str, ...]:
+        """The active reward terms, in the column order of ``info["episode_terms"]``."""
+        return self.rewards.names
+
     def _dr_source(self, dr) -> str | Path:
         if isinstance(dr, (str, Path)) and str(dr) != "default":
             return dr
@@ -165,8 +171,9 @@ class ManagerVecEnv:
                 term = task.rewards[name]
                 self.reward_terms[name] = term(self.num_envs) if isinstance(term, type) else term
         weights = cfg.weights()
-        self._rewards = [(weights[n], t) for n, t in self.reward_terms.items()]
-        self._row_terms = [t for _, t in self._rewards if hasattr(t, "update_rows")]
+        weighted = {n: (weights[n], t) for n, t in self.reward_terms.items()}
+        self.rewards = RewardTerms(weighted, self.num_envs)
+        self._row_terms = [t for t in self.reward_terms.values() if hasattr(t, "update_rows")]
         self._terminations = list(task.terminations.values())
         self.obs = Observations(task, cfg, self.space.names)
         self.obs_groups = self.obs.groups
@@ -246,6 +253,7 @@ class ManagerVecEnv:
             self.legged.reset_rows(rows, init[:, nj:])
         for name in ("steps", "hold", "success", "ep_return", "prev_action"):
             getattr(self, name)[rows] = 0
+        self.rewards.episode[rows] = 0
         self.push_left[rows] = 0
         self.act.reset_rows(rows)
         self.history[rows] = self._measure(rows)[:, None, :]
@@ -292,9 +300,7 @@ class ManagerVecEnv:
         for term in self._terminations:
             terminated |= term(view)
         view.terminated = terminated
-        reward = np.zeros(n)
-        for weight, term in self._rewards:
-            reward = reward + weight * term(view)
+        reward = self.rewards(view)
         self.hold = np.where(view.in_band, self.hold + 1, 0)
         self.success |= self.hold >= self.hold_steps
         self.ep_return += reward
@@ -316,12 +322,14 @@ class ManagerVecEnv:
             "episode_success": nan.copy(),
             "episode_length": nan.copy(),
             "in_band": view.in_band.copy(),
+            "episode_terms": np.full(self.rewards.episode.shape, np.nan),
         }
         done = np.flatnonzero(truncated | terminated)
         if done.size:  # autoreset: the new episode's first observation, the old one's last
             info["episode_return"][done] = self.ep_return[done]
             info["episode_success"][done] = self.success[done].astype(float)
             info["episode_length"][done] = self.steps[done]
+            info["episode_terms"][done] = self.rewards.episode[done]
             self._reset_rows(done)
             obs = self._observe()
         return StepResult(obs, reward.astype(np.float32), terminated, truncated, final_obs, info)
@@ -337,22 +345,13 @@ class ManagerVecEnv:
                 self._apply_rows(rows)
 
     # -- exact continuation --------------------------------------------------------------------
-    _STATE_FIELDS = (
-        "values",
-        "_startup",
-        "history",
-        "prev_action",
-        "steps",
-        "hold",
-        "success",
-        "ep_return",
-        "push_left",
-        "commands",
-    )
+    _STATE_FIELDS = ("values", "_startup", "history", "prev_action", "steps", "hold", "success",
+                     "ep_return", "push_left", "commands")  # fmt: skip
 
     def get_state(self) -> dict[str, Any]:
         out = {name: copy.deepcopy(getattr(self, name)) for name in self._STATE_FIELDS}
         out["sim_state"] = self.stepper.state.copy()
+        out["reward_terms"] = self.rewards.episode.copy()
         out["streams"] = self.streams.get_state()
         out["next_fire"] = self.events.next_fire.copy()
         out["act"] = {
@@ -385,6 +384,7 @@ class ManagerVecEnv:
         for name in self._STATE_FIELDS:
             setattr(self, name, copy.deepcopy(state[name]))
         self.stepper.state[:] = state["sim_state"]
+        self.rewards.episode[:] = state.get("reward_terms", 0.0)  # not saved before: logs only
         self.streams.set_state(state["streams"])
         self.events.next_fire[:] = state["next_fire"]
         self.act.torque_hist[:] = state["act"]["torque_hist"]
