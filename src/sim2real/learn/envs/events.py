@@ -46,16 +46,16 @@ class Events:
         qvel: float,
         nj: int,
         alternatives: tuple[float, np.ndarray, float, np.ndarray] | None = None,
-    ) -> np.ndarray:
-        """(len(rows), 2 nj): positions uniform in +-q_rad, then speeds in +-qvel.
-        ``alternatives`` = (random_share, hinges, goal_share, goal): that share of the rows
-        starts its ``hinges`` (a mask over the joints) anywhere on the circle, the next share
-        around ``goal`` (per joint) instead; drawn after the rest, so shares of 0 draw as if
-        there were none."""
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(len(rows), 2 nj): positions uniform in +-q_rad, then speeds in +-qvel; and (len(rows),)
+        which rows start at the goal. ``alternatives`` = (random_share, hinges, goal_share,
+        goal): that share of the rows starts its ``hinges`` (a mask over the joints) anywhere on
+        the circle, the next share around ``goal`` (per joint) instead; drawn after the rest,
+        so shares of 0 draw as if there were none."""
         ev = self.streams.events
         random_share, hinges, goal_share, goal = alternatives or (0.0, None, 0.0, None)
-        out = []
-        for r in rows:
+        out, at_goal = [], np.zeros(rows.size, dtype=bool)
+        for i, r in enumerate(rows):
             state = np.concatenate(
                 [ev[r].uniform(-q_rad, q_rad, nj), ev[r].uniform(-qvel, qvel, nj)]
             )
@@ -66,8 +66,9 @@ class Events:
                     state[:nj] = np.where(hinges, turn, state[:nj])
                 elif u < random_share + goal_share:
                     state[:nj] += goal
+                    at_goal[i] = True
             out.append(state)
-        return np.array(out).reshape(rows.size, 2 * nj)
+        return np.array(out).reshape(rows.size, 2 * nj), at_goal
 
     def commands(self, rows: np.ndarray, ranges: list[tuple[float, float]]) -> np.ndarray:
         """(len(rows), C): each command uniform in its [low, high], row by row."""

@@ -148,11 +148,6 @@ class ManagerVecEnv:
         self._startup: np.ndarray | None = None
         self._alloc()
 
-    @property
-    def reward_names(self) -> tuple[str, ...]:
-        """The active reward terms, in the column order of ``info["episode_terms"]``."""
-        return self.rewards.names
-
     def _dr_source(self, dr) -> str | Path:
         if isinstance(dr, (str, Path)) and str(dr) != "default":
             return dr
@@ -173,6 +168,7 @@ class ManagerVecEnv:
         weights = cfg.weights()
         weighted = {n: (weights[n], t) for n, t in self.reward_terms.items()}
         self.rewards = RewardTerms(weighted, self.num_envs)
+        self.reward_names = self.rewards.names  # the columns of info["episode_terms"]
         self._row_terms = [t for t in self.reward_terms.values() if hasattr(t, "update_rows")]
         self._terminations = list(task.terminations.values())
         self.obs = Observations(task, cfg, self.space.names)
@@ -209,6 +205,7 @@ class ManagerVecEnv:
         self.steps = np.zeros(n, dtype=np.int64)
         self.hold = np.zeros(n, dtype=np.int64)
         self.success = np.zeros(n, dtype=bool)
+        self.started_at_goal = np.zeros(n, dtype=bool)
         self.ep_return = np.zeros(n)
         self.push_left = np.zeros(n, dtype=np.int64)
         self.commands = np.zeros((n, len(self._commands)))
@@ -239,7 +236,7 @@ class ManagerVecEnv:
         self.values[rows] = self._startup[rows]
         self.events.reset_rows(self.values, rows)
         self._apply_rows(rows)
-        init = self.events.start_states(
+        init, self.started_at_goal[rows] = self.events.start_states(
             rows, cfg.init_q_rad, cfg.init_qvel_rad_s, nj, self._start_alternatives
         )
         if self._commands:
@@ -299,6 +296,9 @@ class ManagerVecEnv:
         terminated = np.zeros(n, dtype=bool)
         for term in self._terminations:
             terminated |= term(view)
+        if self.cfg.goal_start_fall_rad is not None:  # a training aid (TaskConfig)
+            away = np.any(np.abs(view.err) > self.cfg.goal_start_fall_rad, axis=1)
+            terminated |= self.started_at_goal & away
         view.terminated = terminated
         reward = self.rewards(view)
         self.hold = np.where(view.in_band, self.hold + 1, 0)
@@ -346,7 +346,7 @@ class ManagerVecEnv:
 
     # -- exact continuation --------------------------------------------------------------------
     _STATE_FIELDS = ("values", "_startup", "history", "prev_action", "steps", "hold", "success",
-                     "ep_return", "push_left", "commands")  # fmt: skip
+                     "ep_return", "push_left", "commands", "started_at_goal")  # fmt: skip
 
     def get_state(self) -> dict[str, Any]:
         out = {name: copy.deepcopy(getattr(self, name)) for name in self._STATE_FIELDS}
@@ -381,6 +381,7 @@ class ManagerVecEnv:
             raise ValueError(
                 f"state of environments from {state.get('env_offset')}, not {self.env_offset}"
             )
+        state = {"started_at_goal": np.zeros(self.num_envs, bool), **state}  # saved before it
         for name in self._STATE_FIELDS:
             setattr(self, name, copy.deepcopy(state[name]))
         self.stepper.state[:] = state["sim_state"]

@@ -92,6 +92,14 @@ class TaskConfig(StrictModel):
         description="training aid: this share of the episodes starts at the goal (within "
         "init_q_rad / init_qvel_rad_s of it), so the learner meets holding the goal early",
     )
+    goal_start_fall_rad: float | None = Field(
+        None,
+        gt=0,
+        description="training aid: an episode that starts at the goal (init_goal_share) ends, "
+        "terminated, once a goal joint is this far from its goal [rad]: otherwise a policy that "
+        "loses the hold goes on earning by whirling through the top, a local optimum that PPO "
+        "and SAC did not leave on the pendubot",
+    )
     push_duration_s: float = Field(0.1, gt=0, description="how long a push torque acts [s]")
     desync_episodes: bool = Field(
         False,
@@ -148,6 +156,7 @@ TRAINING_ONLY_FIELDS = (
     "init_qvel_rad_s",
     "init_random_share",
     "init_goal_share",
+    "goal_start_fall_rad",
     "desync_episodes",
 )
 """Environment fields that widen the start states to help training; evaluation starts as the
