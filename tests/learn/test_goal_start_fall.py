@@ -7,7 +7,9 @@ from __future__ import annotations
 import pickle
 
 import numpy as np
+import pytest
 
+from sim2real.core.errors import InputError
 from sim2real.learn.envs import make_vec
 from sim2real.learn.envs.task import task_config
 from sim2real.learn.envs.terms import wrap
@@ -63,3 +65,25 @@ def test_evaluation_drops_the_training_aid_and_state_keeps_the_starts():
     legacy = {k: v for k, v in state.items() if k != "started_at_goal"}  # saved before it
     fresh.set_state(legacy)
     assert not fresh.started_at_goal.any()
+
+
+def test_the_critic_reads_which_episodes_start_at_the_goal():
+    env = make_vec(PENDUBOT, 32, seed=2, dr=None, config=CONFIG)
+    obs = env.reset(seed=2)
+    names = [t.name for t in env.obs_groups["privileged"].terms]
+    flag = obs["privileged"][:, names.index("goal_start")]
+    np.testing.assert_array_equal(flag, env.started_at_goal.astype(np.float32))
+    assert 0 < flag.sum() < 32
+    plain = make_vec(PENDUBOT, 4, seed=2, dr=None, config={"init_goal_share": 0.5})
+    assert "goal_start" not in [t.name for t in plain.obs_groups["privileged"].terms]
+
+
+def test_a_teacher_with_the_aid_is_refused(tmp_path):
+    from sim2real.learn.train import TrainConfig, train
+    from sim2real.learn.vec import ObsRoles
+
+    cfg = TrainConfig(total_env_steps=64, num_envs=4, steps_per_env=16, validate_every=0)
+    roles = ObsRoles(actor=("policy", "privileged"), critic=("policy", "privileged"))
+    with pytest.raises(InputError, match="goal_start_fall_rad"):
+        train(tmp_path / "run", PENDUBOT, train_config=cfg, env_config=CONFIG, roles=roles)
+    assert not (tmp_path / "run").exists()

@@ -237,6 +237,9 @@ def train(
         roles.check(env.obs_groups)
     except KeyError as exc:
         raise InputError("roles", None, str(exc.args[0])) from exc
+    if "privileged" in roles.actor and env_config.get("goal_start_fall_rad") is not None:
+        why = "a training aid that evaluation drops: a teacher's actor cannot read its flag"
+        raise InputError("config", "goal_start_fall_rad", why)
     meta = PolicyMeta.from_env(env, roles, dr=dr, env_config=env_config, net=cfg.net)
     actor_dim = meta.actor_dim
     critic_dim = sum(env.obs_groups[n].dim for n in roles.critic)

@@ -1,10 +1,12 @@
 """The observation manager of :class:`~sim2real.learn.envs.manager.ManagerVecEnv`: the policy
 frame's terms evaluated on the *measured* joint state (observation noise and bias of each
 environment), stacked over ``history`` frames oldest first; the ``privileged`` group: the task's
-privileged terms on the noiseless state, ``push_active``, the commands and every parameter
-relative to its nominal value. A legged task's terms also read the base (its angular velocity
-and gravity with the noise of ``ang_vel_noise_rad_s`` / ``gravity_noise``). Each value fed is ``raw * scale`` of a named term (the export
-contract of ``policy.json``)."""
+privileged terms on the noiseless state, ``push_active``, ``goal_start`` (with
+``goal_start_fall_rad`` only: the episode started at the goal, so it ends if it falls), the
+commands and every parameter relative to its nominal value. A legged task's terms also read the
+base (its angular velocity and gravity with the noise of ``ang_vel_noise_rad_s`` /
+``gravity_noise``). Each value fed is ``raw * scale`` of a named term (the export contract of
+``policy.json``)."""
 
 from __future__ import annotations
 
@@ -29,6 +31,8 @@ class Observations:
         self.priv_scales = np.array(
             [cfg.scale(s.scale_key) if s.scale_key else 1.0 for s in task.privileged.values()]
         )
+        # the critic must know which episodes end when they fall (goal_start_fall_rad)
+        self.goal_start = cfg.goal_start_fall_rad is not None
         self.groups = {
             "policy": ObsGroup(tuple(ObsTerm(n, float(scale[n])) for n in policy), cfg.history),
             "privileged": ObsGroup(
@@ -38,6 +42,7 @@ class Observations:
                         for n, s in zip(task.privileged, self.priv_scales, strict=True)
                     ),
                     ObsTerm("push_active"),
+                    *((ObsTerm("goal_start"),) if self.goal_start else ()),
                     *(ObsTerm(f"command.{c}") for c in cfg.command_ranges()),
                     *(ObsTerm(f"param.{n}") for n in names),
                 ),
@@ -77,6 +82,8 @@ class Observations:
             view.legged = env.legged
         state = np.stack([f(view) for f in self.priv], axis=1) * self.priv_scales
         params = (env.values - env.nominal) / env.param_ref
-        push = (env.push_left > 0)[:, None]
-        privileged = np.concatenate([state, push, env.commands, params], axis=1)
+        flags = [(env.push_left > 0)[:, None]]
+        if self.goal_start:
+            flags.append(env.started_at_goal[:, None])
+        privileged = np.concatenate([state, *flags, env.commands, params], axis=1)
         return {"policy": policy.astype(np.float32), "privileged": privileged.astype(np.float32)}
