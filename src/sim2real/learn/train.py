@@ -4,8 +4,7 @@
 ``Episode_Reward/`` each reward term's mean episode sum), ``RUN/policy.pt`` (the actor, see
 :mod:`sim2real.learn.policy`: the latest, or with ``validate_every`` the best on the validation
 worlds, :mod:`sim2real.learn.validation_watch`) and ``RUN/train_state.pt`` (everything needed
-to continue). The rollout is :mod:`sim2real.learn.ppo_rollout`'s, the
-update :mod:`.ppo`'s.
+to continue). The rollout is :mod:`sim2real.learn.ppo_rollout`'s, the update :mod:`.ppo`'s.
 
 ``train(..., resume=True)`` continues exactly where a killed run stopped: the checkpoint holds
 the model, the optimizer, the normalizers, every random generator, the environment's own state
@@ -366,9 +365,10 @@ def train(
                 write_metrics(run_dir, rows)
                 for key in METRIC_COLUMNS[2:]:
                     writer.add_scalar(f"train/{key}", row[key], iteration)
-                terms = np.mean(episode_terms, axis=0) if episode_terms else ()
-                for name, value in zip(reward_names, terms, strict=bool(episode_terms)):
-                    writer.add_scalar(f"Episode_Reward/{name}", value, iteration)
+                if episode_terms:  # each reward term's mean episode sum over the window
+                    terms = np.mean(episode_terms, axis=0)
+                    for name, value in zip(reward_names, terms, strict=True):
+                        writer.add_scalar(f"Episode_Reward/{name}", value, iteration)
                 progress.update(
                     task,
                     completed=iteration * batch,

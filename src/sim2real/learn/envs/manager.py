@@ -11,8 +11,9 @@ the MuJoCo actuators (``ctrl``, the ``mujoco.rollout`` fast path) or through an 
 
 Per step the managers run in this order: events (randomization terms of interval mode,
 pushes), observation terms (measured state: noise and bias; history of frames), reward terms
-(weighted sum; each term's episode sum in ``info["episode_terms"]``), termination terms, success (every goal joint within ``success_band_rad`` for
-``success_hold_s`` without interruption), autoreset. Randomness per environment by global index
+(weighted sum; each term's episode sum in ``info["episode_terms"]``), termination terms,
+success (every goal joint within ``success_band_rad`` for ``success_hold_s`` without
+interruption), autoreset. Randomness per environment by global index
 (:mod:`~sim2real.learn.envs.streams`): ``env_offset`` shifts the indices of a shard.
 """
 

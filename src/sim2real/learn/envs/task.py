@@ -159,12 +159,12 @@ TRAINING_ONLY_FIELDS = (
     "goal_start_fall_rad",
     "desync_episodes",
 )
-"""Environment fields that widen the start states to help training; evaluation starts as the
-task says (the environment's defaults)."""
+"""Environment fields that help training (wider start states, goal starts that end when they
+fall); evaluation starts and ends episodes as the task says (the environment's defaults)."""
 
 
 def task_config(env_config: dict) -> dict:
-    """The policy's environment config without its training-only start distribution."""
+    """The policy's environment config without its training-only fields."""
     return {k: v for k, v in env_config.items() if k not in TRAINING_ONLY_FIELDS}
 
 
