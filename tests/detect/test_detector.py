@@ -159,3 +159,41 @@ def test_bad_inputs_are_one_line_errors_and_write_nothing(cli_setup, tmp_path):
     proc = run_cli("detect", "run", broken, "--frames", root / "seq", "--out", out)
     assert_one_line_error(proc, "weights.pt", "no weights")
     assert not out.exists()
+
+
+@pytest.mark.slow
+def test_run_on_colour_images_alone_with_their_camera(cli_setup, tmp_path):
+    """A colour camera without depth: --color and --camera, no --frames; each line is what
+    detect_frame gives for that image without depth."""
+    from sim2real.core.image_io import read_rgb
+
+    root = cli_setup
+    K = np.array(json.loads((root / "seq" / "scene_camera.json").read_text())["0"]["cam_K"])
+    K = K.reshape(3, 3)
+    cam = tmp_path / "camera.json"
+    fields = {"fx": K[0, 0], "fy": K[1, 1], "cx": K[0, 2], "cy": K[1, 2]}
+    cam.write_text(json.dumps({**fields, "width": 64, "height": 48, "depth_scale": 0.001}))
+    out = tmp_path / "d.jsonl"
+    proc = run_cli("detect", "run", root / "DET", "--color", root / "seq" / "rgb",
+                   "--camera", cam, "--out", out)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    lines = [json.loads(x) for x in out.read_text().splitlines()]
+    assert [r["frame"] for r in lines] == [0, 1, 2]
+    det = load_detector(root / "DET")
+    for r in lines:
+        rgb = read_rgb(root / "seq" / "rgb" / f"{r['frame']:06d}.png")
+        expected = detect_frame(det, rgb, None, K).to_json(r["frame"])
+        assert r["found"] == expected["found"]
+        assert r["confidence"] == pytest.approx(expected["confidence"], abs=1e-4)
+    # bad inputs: nothing to run on; colour without its camera; a camera of another size
+    for args, needle in (
+        ((), "--frames"),
+        (("--color", root / "seq" / "rgb"), "--camera"),
+    ):
+        proc = run_cli("detect", "run", root / "DET", *args, "--out", tmp_path / "x.jsonl")
+        assert_one_line_error(proc, needle)
+    cam.write_text(json.dumps({**fields, "width": 640, "height": 480, "depth_scale": 0.001}))
+    proc = run_cli("detect", "run", root / "DET", "--color", root / "seq" / "rgb",
+                   "--camera", cam, "--out", tmp_path / "x.jsonl")  # fmt: skip
+    assert_one_line_error(proc, "000000.png", "size", "640x480")
+    assert not (tmp_path / "x.jsonl").exists()

@@ -53,10 +53,23 @@ def train_cmd(
 
 def run_cmd(
     det: Annotated[Path, typer.Argument(help="A detector folder (detect train).")],
-    frames: Annotated[
-        list[Path], typer.Option("--frames", help="A BOP-like folder with rgb/ (and depth/).")
-    ],
     out: Annotated[Path, typer.Option("--out", help="detections.jsonl: one line per frame.")],
+    frames: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--frames",
+            help="A BOP-like folder with rgb/ (and depth/), or depth images (a folder, or files "
+            "after one flag) with their colour images in --color.",
+        ),
+    ] = None,
+    color: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--color",
+            help="Colour images (a folder, or files after one flag): paired with the --frames "
+            "depth by number, or alone (no --frames: a colour camera, --camera required).",
+        ),
+    ] = None,
     camera: Annotated[
         Path | None, typer.Option("--camera", help="Camera file; takes precedence.")
     ] = None,
@@ -69,14 +82,22 @@ def run_cmd(
         typer.Option("--model", help="The part: checked to be the one the detector knows."),
     ] = None,
 ) -> None:
-    """Detect the part in each frame; write found, confidence, position_m (and T_cam_part)."""
+    """Detect the part in each frame; write found, confidence, position_m (and T_cam_part).
+
+    Frames: a BOP-like folder (rgb/, depth/), depth images with their colour images
+    (--frames DEPTH --color RGB), or colour images alone (--color RGB --camera CAM); depth,
+    where registered to the colour, checks each detection."""
     import json
 
     from sim2real.core.atomic import check_writable, write_text_atomic
     from sim2real.detect.detector import load_detector
-    from sim2real.detect.run import detect_sequence, sequence_frames
+    from sim2real.detect.run import color_frames, detect_sequence, sequence_frames
     from sim2real.tracking.sequence import load_sequence
 
+    if not frames and not color:
+        raise InputError(None, "--frames", "give the frames (--frames SEQ, or --color RGB alone)")
+    if not frames and camera is None and color_camera is None:
+        raise InputError(None, "--camera", "colour images alone need their camera (--camera)")
     if out.suffix.lower() != ".jsonl":
         raise InputError(out, "--out", "detections are written as JSON lines: use a .jsonl name")
     check_writable(out, "--out")
@@ -85,9 +106,13 @@ def run_cmd(
         from sim2real.models.part import load_part
 
         detector.check_model(load_part(model).mesh, model)
-    source = frames[0] if len(frames) == 1 and frames[0].is_dir() else list(frames)
-    sequence = load_sequence(source, camera, color_camera=color_camera)
-    result = detect_sequence(detector, sequence_frames(sequence, source))
+    if frames:
+        source = frames[0] if len(frames) == 1 and frames[0].is_dir() else list(frames)
+        sequence = load_sequence(source, camera, color=color, color_camera=color_camera)
+        inputs = sequence_frames(sequence, source)
+    else:
+        inputs = color_frames(color, camera or color_camera)
+    result = detect_sequence(detector, inputs)
     write_text_atomic(out, "".join(json.dumps(r) + "\n" for r in result.records()))
     lines = result.summary_lines()
     typer.echo(f"wrote {out}: {lines[0]}")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -68,7 +69,8 @@ def sequence_frames(sequence, source):
     from sim2real.core.pose import invert_pose
 
     if not sequence.has_color:
-        raise InputError(source, "rgb", "the detector needs colour frames (rgb/ or --color)")
+        where = source if isinstance(source, str | Path) else Path(source[0])
+        raise InputError(where, "rgb", "the detector needs colour frames (rgb/ or --color)")
     registered = sequence.color_camera is None and (
         sequence.T_depth_color is None or np.allclose(sequence.T_depth_color, np.eye(4))
     )
@@ -81,3 +83,36 @@ def sequence_frames(sequence, source):
         depth = sequence.read(i) if registered else None
         T = gt.get(frame)
         yield frame, sequence.read_color(i), depth, K, None if T is None else T_color_depth @ T
+
+
+def color_frames(color: list[Path], camera: Path):
+    """(frame id, rgb, None, K, None) of colour images alone (a folder or files, numbered by
+    their names) in ``camera``: a colour camera without depth. Checked before the first frame
+    is read: the files exist and the first one is the camera's size."""
+    from sim2real.core.camera_io import load_camera
+    from sim2real.core.image_io import COLOR_SUFFIXES, read_rgb
+    from sim2real.tracking.frame_numbers import numbered
+
+    given = [Path(p) for p in color]
+    if len(given) == 1 and given[0].is_dir():
+        files = sorted(
+            p for p in given[0].iterdir() if p.is_file() and p.suffix.lower() in COLOR_SUFFIXES
+        )
+        if not files:
+            raise InputError(given[0], "--color", "no colour images found")
+    else:
+        files = given
+    for p in files:
+        if not p.is_file():
+            raise InputError(p, "--color", "colour image not found")
+    ids, files, _ = numbered(files)
+    cam = load_camera(camera)
+    first = read_rgb(files[0])
+    if first.shape[:2] != (cam.height, cam.width):
+        raise InputError(
+            files[0],
+            "size",
+            f"{first.shape[1]}x{first.shape[0]} px, but the camera ({camera}) is "
+            f"{cam.width}x{cam.height} px: give this image's camera",
+        )
+    return ((i, read_rgb(p), None, cam.K, None) for i, p in zip(ids, files, strict=True))
