@@ -72,6 +72,9 @@ def test_missing_and_unreadable_assets_name_the_file_and_field(tmp_path):
         load_scene_config(cfg_file)
     empty = tmp_path / "empty"
     empty.mkdir()
+    cfg_file.write_text("textures: {images: empty}\n")  # found when the file is read
+    with pytest.raises(InputError, match=r"scene.yaml: textures.images: no PNG or JPEG image"):
+        load_scene_config(cfg_file)
     with pytest.raises(InputError, match="no PNG or JPEG"):
         make_texture_bank(TextureTerm(count=2, size_px=4, images=str(empty)), seed=0)
     (empty / "broken.png").write_bytes(b"not a png")
@@ -83,10 +86,15 @@ def test_detector_training_config_resolves_its_scene_assets(tmp_path):
     from sim2real.detect.train import resolve_train_config
 
     (tmp_path / "photos").mkdir()
+    Image.new("RGB", (4, 4)).save(tmp_path / "photos" / "a.png")
     cfg_file = tmp_path / "train.yaml"
     cfg_file.write_text("scene: {textures: {images: photos}}\n")
     cfg = resolve_train_config(cfg_file)
     assert cfg.scene.textures.images == str((tmp_path / "photos").resolve())
     cfg_file.write_text("scene: {distractors: {meshes: [gone.stl]}}\n")
     with pytest.raises(InputError, match=r"train.yaml: scene.distractors.meshes.0: no mesh file"):
+        resolve_train_config(cfg_file)
+    (tmp_path / "photos" / "a.png").unlink()
+    cfg_file.write_text("scene: {textures: {images: photos}}\n")
+    with pytest.raises(InputError, match=r"train.yaml: scene.textures.images: no PNG or JPEG"):
         resolve_train_config(cfg_file)

@@ -191,6 +191,10 @@ class SceneConfig(StrictModel):
         return self
 
 
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg")
+"""Texture images read from ``textures.images``."""
+
+
 def load_scene_config(path: str | Path) -> SceneConfig:
     """A SceneConfig from YAML (missing fields take their defaults; texture images and
     distractor meshes relative to the file, which must exist); InputError(file, field)."""
@@ -207,6 +211,9 @@ def resolve_assets(cfg: SceneConfig, path: str | Path, prefix: str = "") -> Scen
         folder = here / cfg.textures.images
         if not folder.is_dir():
             raise InputError(path, f"{prefix}textures.images", f"no folder {folder}")
+        if not any(p.suffix.lower() in IMAGE_SUFFIXES for p in folder.iterdir()):
+            why = f"no PNG or JPEG image in {folder}"
+            raise InputError(path, f"{prefix}textures.images", why)
         cfg.textures.images = str(folder.resolve())
     for k, name in enumerate(cfg.distractors.meshes):
         mesh = here / name

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from sim2real.core.errors import InputError
-from sim2real.detect.scene_config import TextureTerm
+from sim2real.detect.scene_config import IMAGE_SUFFIXES, TextureTerm
 
 FLAT_GREY = 0.2
 """Linear albedo of the one texture when textures are off (about 0.5 after a 2.2 gamma)."""
@@ -143,9 +143,6 @@ def make_texture_bank(term: TextureTerm, seed: int) -> TextureBank:
         albedo = np.concatenate([albedo, photos])
         kinds += ["image"] * len(photos)
     return TextureBank.from_albedo(np.power(albedo, np.float32(SRGB_GAMMA)), kinds)
-
-
-IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg")
 
 
 def image_textures(folder: str | Path, size: int) -> np.ndarray:
