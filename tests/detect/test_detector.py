@@ -161,6 +161,12 @@ def test_bad_inputs_are_one_line_errors_and_write_nothing(cli_setup, tmp_path):
     assert not out.exists()
 
 
+def first_camera(seq):
+    """K of a generated sequence's first frame, and its fields for a camera.json."""
+    K = np.array(json.loads((seq / "scene_camera.json").read_text())["0"]["cam_K"]).reshape(3, 3)
+    return K, {"fx": K[0, 0], "fy": K[1, 1], "cx": K[0, 2], "cy": K[1, 2]}
+
+
 @pytest.mark.slow
 def test_run_on_colour_images_alone_with_their_camera(cli_setup, tmp_path):
     """A colour camera without depth: --color and --camera, no --frames; each line is what
@@ -168,10 +174,8 @@ def test_run_on_colour_images_alone_with_their_camera(cli_setup, tmp_path):
     from sim2real.core.image_io import read_rgb
 
     root = cli_setup
-    K = np.array(json.loads((root / "seq" / "scene_camera.json").read_text())["0"]["cam_K"])
-    K = K.reshape(3, 3)
+    K, fields = first_camera(root / "seq")
     cam = tmp_path / "camera.json"
-    fields = {"fx": K[0, 0], "fy": K[1, 1], "cx": K[0, 2], "cy": K[1, 2]}
     cam.write_text(json.dumps({**fields, "width": 64, "height": 48, "depth_scale": 0.001}))
     out = tmp_path / "d.jsonl"
     proc = run_cli("detect", "run", root / "DET", "--color", root / "seq" / "rgb",
@@ -197,3 +201,27 @@ def test_run_on_colour_images_alone_with_their_camera(cli_setup, tmp_path):
                    "--camera", cam, "--out", tmp_path / "x.jsonl")  # fmt: skip
     assert_one_line_error(proc, "000000.png", "size", "640x480")
     assert not (tmp_path / "x.jsonl").exists()
+
+
+@pytest.mark.slow
+def test_finetune_on_colour_images_alone(cli_setup, tmp_path):
+    """detect finetune takes the frames as detect run does: colour images and their camera."""
+    root = cli_setup
+    _, fields = first_camera(root / "seq")
+    cam = tmp_path / "camera.json"
+    cam.write_text(json.dumps({**fields, "width": 64, "height": 48, "depth_scale": 0.001}))
+    labels = root / "seq" / "scene_gt.json"
+    out = tmp_path / "DET2"
+    proc = run_cli("detect", "finetune", root / "DET", "--color", root / "seq" / "rgb",
+                   "--camera", cam, "--labels", labels, "--k", "1", "--minutes", "0.01",
+                   "--out", out)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert (out / "weights.pt").is_file() and "real held-out" in proc.stdout
+    # labels for frames that are not among the colour images
+    shifted = tmp_path / "scene_gt.json"
+    gt = json.loads(labels.read_text())
+    shifted.write_text(json.dumps({str(int(k) + 100): v for k, v in gt.items()}))
+    proc = run_cli("detect", "finetune", root / "DET", "--color", root / "seq" / "rgb",
+                   "--camera", cam, "--labels", shifted, "--k", "1", "--out", tmp_path / "D3")  # fmt: skip
+    assert_one_line_error(proc, "scene_gt.json", "frame ids", "not in the frames")
+    assert not (tmp_path / "D3").exists()

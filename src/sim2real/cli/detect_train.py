@@ -51,25 +51,30 @@ def train_cmd(
     )
 
 
+# the frames of detect run and detect finetune: a sequence, or colour images alone
+FramesOption = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--frames",
+        help="A BOP-like folder with rgb/ (and depth/), or depth images (a folder, or files "
+        "after one flag) with their colour images in --color.",
+    ),
+]
+ColorOption = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--color",
+        help="Colour images (a folder, or files after one flag): paired with the --frames "
+        "depth by number, or alone (no --frames: a colour camera, --camera required).",
+    ),
+]
+
+
 def run_cmd(
     det: Annotated[Path, typer.Argument(help="A detector folder (detect train).")],
     out: Annotated[Path, typer.Option("--out", help="detections.jsonl: one line per frame.")],
-    frames: Annotated[
-        list[Path] | None,
-        typer.Option(
-            "--frames",
-            help="A BOP-like folder with rgb/ (and depth/), or depth images (a folder, or files "
-            "after one flag) with their colour images in --color.",
-        ),
-    ] = None,
-    color: Annotated[
-        list[Path] | None,
-        typer.Option(
-            "--color",
-            help="Colour images (a folder, or files after one flag): paired with the --frames "
-            "depth by number, or alone (no --frames: a colour camera, --camera required).",
-        ),
-    ] = None,
+    frames: FramesOption = None,
+    color: ColorOption = None,
     camera: Annotated[
         Path | None, typer.Option("--camera", help="Camera file; takes precedence.")
     ] = None,
@@ -94,10 +99,7 @@ def run_cmd(
     from sim2real.detect.run import color_frames, detect_sequence, sequence_frames
     from sim2real.tracking.sequence import load_sequence
 
-    if not frames and not color:
-        raise InputError(None, "--frames", "give the frames (--frames SEQ, or --color RGB alone)")
-    if not frames and camera is None and color_camera is None:
-        raise InputError(None, "--camera", "colour images alone need their camera (--camera)")
+    check_frame_sources(frames, color, camera or color_camera)
     if out.suffix.lower() != ".jsonl":
         raise InputError(out, "--out", "detections are written as JSON lines: use a .jsonl name")
     check_writable(out, "--out")
@@ -120,15 +122,22 @@ def run_cmd(
         typer.echo(f"  {line}")
 
 
+def check_frame_sources(frames, color, camera) -> None:
+    """Frames are a sequence (--frames) or colour images alone with their camera."""
+    if not frames and not color:
+        raise InputError(None, "--frames", "give the frames (--frames SEQ, or --color RGB alone)")
+    if not frames and camera is None:
+        raise InputError(None, "--camera", "colour images alone need their camera (--camera)")
+
+
 def finetune_cmd(
     det: Annotated[Path, typer.Argument(help="A detector folder (detect train).")],
-    frames: Annotated[
-        list[Path], typer.Option("--frames", help="A BOP-like folder of real frames (rgb/).")
-    ],
     labels: Annotated[
         Path, typer.Option("--labels", help="scene_gt.json: reference poses of those frames.")
     ],
     out: Annotated[Path, typer.Option("--out", help="Folder for the tuned detector (DET2/).")],
+    frames: FramesOption = None,
+    color: ColorOption = None,
     k: Annotated[
         int, typer.Option("--k", min=1, help="Labelled frames trained on (the first k).")
     ] = 5,
@@ -155,19 +164,25 @@ def finetune_cmd(
         write_finetuned_folder,
     )
     from sim2real.detect.report import detections_summary
-    from sim2real.detect.run import sequence_frames
+    from sim2real.detect.run import color_frames, color_images, sequence_frames
     from sim2real.detect.train import TrainConfig
     from sim2real.tracking.sequence import load_scene_gt, load_sequence
 
+    check_frame_sources(frames, color, camera)
     check_writable(out, "--out", folder=True)
     detector = load_detector(det)
     train_cfg = validate(TrainConfig, read_yaml_mapping(det / "config.yaml"), det / "config.yaml")
     gt = load_scene_gt(labels, obj_id)
-    source = frames[0] if len(frames) == 1 and frames[0].is_dir() else list(frames)
-    sequence = load_sequence(source, camera)
-    check_labels(sequence.frame_ids, list(gt), labels, k)
-    sequence.gt = gt
-    real = [f for f in sequence_frames(sequence, source) if f[4] is not None]
+    if frames:
+        source = frames[0] if len(frames) == 1 and frames[0].is_dir() else list(frames)
+        sequence = load_sequence(source, camera, color=color)
+        check_labels(sequence.frame_ids, list(gt), labels, k)
+        sequence.gt = gt
+        inputs = sequence_frames(sequence, source)
+    else:
+        check_labels(color_images(color)[0], list(gt), labels, k)
+        inputs = color_frames(color, camera, gt)
+    real = [f for f in inputs if f[4] is not None]
     cfg = FinetuneConfig(k=k, mode="naive" if naive else "replay")
     if minutes is not None:
         cfg = cfg.model_copy(

@@ -85,12 +85,10 @@ def sequence_frames(sequence, source):
         yield frame, sequence.read_color(i), depth, K, None if T is None else T_color_depth @ T
 
 
-def color_frames(color: list[Path], camera: Path):
-    """(frame id, rgb, None, K, None) of colour images alone (a folder or files, numbered by
-    their names) in ``camera``: a colour camera without depth. Checked before the first frame
-    is read: the files exist and the first one is the camera's size."""
-    from sim2real.core.camera_io import load_camera
-    from sim2real.core.image_io import COLOR_SUFFIXES, read_rgb
+def color_images(color: list[Path]) -> tuple[list[int], list[Path]]:
+    """(frame ids, files) of colour images given as a folder or as files, numbered by their
+    names (else 0, 1, ... in order); InputError for a missing file or an empty folder."""
+    from sim2real.core.image_io import COLOR_SUFFIXES
     from sim2real.tracking.frame_numbers import numbered
 
     given = [Path(p) for p in color]
@@ -106,6 +104,17 @@ def color_frames(color: list[Path], camera: Path):
         if not p.is_file():
             raise InputError(p, "--color", "colour image not found")
     ids, files, _ = numbered(files)
+    return ids, files
+
+
+def color_frames(color: list[Path], camera: Path, poses: dict | None = None):
+    """(frame id, rgb, None, K, T_cam_part or None) of colour images alone (``color_images``)
+    in ``camera``: a colour camera without depth; ``poses`` by frame id, where known. Checked
+    before the first frame is read: the first image is the camera's size."""
+    from sim2real.core.camera_io import load_camera
+    from sim2real.core.image_io import read_rgb
+
+    ids, files = color_images(color)
     cam = load_camera(camera)
     first = read_rgb(files[0])
     if first.shape[:2] != (cam.height, cam.width):
@@ -115,4 +124,5 @@ def color_frames(color: list[Path], camera: Path):
             f"{first.shape[1]}x{first.shape[0]} px, but the camera ({camera}) is "
             f"{cam.width}x{cam.height} px: give this image's camera",
         )
-    return ((i, read_rgb(p), None, cam.K, None) for i, p in zip(ids, files, strict=True))
+    poses = poses or {}
+    return ((i, read_rgb(p), None, cam.K, poses.get(i)) for i, p in zip(ids, files, strict=True))
