@@ -88,7 +88,12 @@ def train_cmd(
         ),
     ] = None,
     resume: Annotated[
-        bool, typer.Option("--resume", help="Continue the run in OUT where it stopped.")
+        bool,
+        typer.Option(
+            "--resume",
+            help="Continue the run in OUT where it stopped; with --dr / --env-config on those "
+            "from here on (a curriculum's next stage).",
+        ),
     ] = False,
     workers: Annotated[
         int | None,
@@ -148,7 +153,13 @@ def train_cmd(
         for line in sweep.lines():
             typer.echo(line)
         return
-    result = train(out, env, **kw, resume=resume, quiet=quiet)
+    new = {"dr": _dr_arg(dr)} if dr is not None else {}
+    if env_config is not None:
+        new["env_config"] = fields
+    if resume and new:  # a curriculum's next stage
+        typer.echo(f"resuming on new conditions: {', '.join(new)} replaced from here on")
+    new_conditions = new if resume and new else None
+    result = train(out, env, **kw, resume=resume, new_conditions=new_conditions, quiet=quiet)
     typer.echo(result.summary())
     typer.echo(f"run: {out}")
 

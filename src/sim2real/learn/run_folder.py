@@ -11,6 +11,7 @@ import csv
 import io
 import math
 from collections import deque
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -61,16 +62,34 @@ def read_metrics(run_dir: str | Path) -> list[dict[str, float]]:
 
 
 def write_config(
-    run_dir: Path, env_id: str, dr: Any, env_config: dict, roles: ObsRoles, train: dict
+    run_dir: Path,
+    env_id: str,
+    dr: Any,
+    env_config: dict,
+    roles: ObsRoles,
+    train: dict,
+    stages: list[dict] | None = None,
 ) -> None:
+    """``config.yaml``: the run's current conditions, and with more than one ``stages`` (resumed
+    on new conditions) each one with the iteration it began at."""
     resolved = {
         "env_id": env_id,
         "dr": dr,
         "env_config": env_config,
         "roles": {"actor": list(roles.actor), "critic": list(roles.critic)},
         "train": train,
+        **({"stages": stages} if stages and len(stages) > 1 else {}),
     }
-    write_text_atomic(run_dir / "config.yaml", yaml.safe_dump(resolved, sort_keys=False))
+    text = yaml.dump(resolved, Dumper=_PlainDumper, sort_keys=False)
+    write_text_atomic(run_dir / "config.yaml", text)
+
+
+class _PlainDumper(yaml.SafeDumper):
+    """Writes a mapping met twice (the current conditions, the last stage) twice, not as an
+    anchor and an alias."""
+
+    def ignore_aliases(self, data) -> bool:
+        return True
 
 
 def save_train_state(run_dir: Path, state: dict[str, Any]) -> None:
@@ -149,3 +168,28 @@ def metrics_row(
         **losses,
         "action_std": action_std,
     }
+
+
+@dataclass
+class TrainResult:
+    run_dir: Path
+    iterations: int
+    env_steps: int
+    wall_s: float
+    mean_return: float  # over the last episode window
+    success_rate: float
+    deployable: bool
+    kept: dict[str, float] | None = None  # the validation row of the kept policy (validate_every)
+
+    def summary(self) -> str:
+        kept = (
+            f"; kept iteration {self.kept['iteration']:.0f}: validation success "
+            f"{100 * self.kept['success']:.0f} %"
+            if self.kept
+            else ""
+        )
+        return (
+            f"{self.iterations} iterations, {self.env_steps} env steps in {self.wall_s:.0f} s: "
+            f"return {self.mean_return:.1f}, success {100 * self.success_rate:.0f} %{kept}"
+            f"{'' if self.deployable else ' (privileged: distill before export)'}"
+        )

@@ -19,7 +19,6 @@ import random
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -41,6 +40,7 @@ from sim2real.learn.run_folder import (
     METRICS_FILE,
     TIMING_COLUMNS,
     TRAIN_STATE_FILE,
+    TrainResult,
     load_train_state,
     metrics_row,
     progress_bar,
@@ -117,31 +117,6 @@ class TrainConfig(StrictModel):
         return math.ceil(self.total_env_steps / (self.num_envs * self.steps_per_env))
 
 
-@dataclass
-class TrainResult:
-    run_dir: Path
-    iterations: int
-    env_steps: int
-    wall_s: float
-    mean_return: float  # over the last episode window
-    success_rate: float
-    deployable: bool
-    kept: dict[str, float] | None = None  # the validation row of the kept policy (validate_every)
-
-    def summary(self) -> str:
-        kept = (
-            f"; kept iteration {self.kept['iteration']:.0f}: validation success "
-            f"{100 * self.kept['success']:.0f} %"
-            if self.kept
-            else ""
-        )
-        return (
-            f"{self.iterations} iterations, {self.env_steps} env steps in {self.wall_s:.0f} s: "
-            f"return {self.mean_return:.1f}, success {100 * self.success_rate:.0f} %{kept}"
-            f"{'' if self.deployable else ' (privileged: distill before export)'}"
-        )
-
-
 def load_train_config(path: str | Path) -> TrainConfig:
     path = Path(path)
     try:
@@ -171,6 +146,11 @@ def default_make_env(env_id: str, num_envs: int, **kw: Any) -> VecEnv:
     return make_vec(env_id, num_envs, **kw)
 
 
+def stage(iteration: int, dr: Any, env_config: dict[str, Any]) -> dict[str, Any]:
+    """One entry of a run's ``stages``: the training conditions from ``iteration`` on."""
+    return {"from_iteration": iteration, "dr": dr, "env_config": env_config}
+
+
 def merge_env_config(training_env: dict[str, Any], given: dict[str, Any]) -> dict[str, Any]:
     """The training settings' ``training_env`` under the given environment config; a mapping
     in both (``reward``, ``params``) merges key by key, so ``reward: {action_rate: 0.1}`` adds a
@@ -193,6 +173,7 @@ def train(
     train_config: TrainConfig | None = None,
     roles: ObsRoles | None = None,
     resume: bool = False,
+    new_conditions: dict[str, Any] | None = None,
     quiet: bool = False,
     make_env: EnvFactory | None = None,
 ) -> TrainResult:
@@ -202,8 +183,11 @@ def train(
     ``roles``: which observation groups actor and critic read (default: deployable actor,
     asymmetric critic); a teacher reads ``("policy", "privileged")``. With ``resume`` the run
     stored in ``run_dir`` continues with its own settings; of ``train_config`` only
-    ``total_env_steps`` is taken (to extend a run). ``make_env`` replaces
-    :func:`sim2real.learn.envs.make_vec` (tests).
+    ``total_env_steps`` is taken (to extend a run); ``new_conditions`` (``dr`` and / or
+    ``env_config``) replace the run's own from here on, a curriculum's next stage: each
+    environment takes them at its next episode, what actor and critic observe must stay, and
+    the run's ``stages`` record when each began.
+    ``make_env`` replaces :func:`sim2real.learn.envs.make_vec` (tests).
     """
     run_dir = Path(run_dir)
     make_env = make_env or default_make_env
@@ -214,6 +198,8 @@ def train(
         if train_config is not None:
             cfg = cfg.model_copy(update={"total_env_steps": train_config.total_env_steps})
         dr, env_config = state["dr"], state["env_config"]
+        dr = (new_conditions or {}).get("dr", dr)
+        env_config = (new_conditions or {}).get("env_config", env_config)
         roles = ObsRoles(actor=tuple(state["roles"][0]), critic=tuple(state["roles"][1]))
     else:
         if (run_dir / TRAIN_STATE_FILE).exists():
@@ -226,6 +212,10 @@ def train(
     if hasattr(env_config, "model_dump"):  # an environment's config object
         env_config = env_config.model_dump(mode="json")
     env_config = merge_env_config(cfg.training_env, env_config or {})
+    first = stage(0, state["dr"], state["env_config"]) if state else stage(0, dr, env_config)
+    stages = (state or {}).get("stages") or [first]  # runs saved before stages: one
+    if state is not None and new_conditions:
+        stages = [*stages, stage(state["iteration"], dr, env_config)]
 
     watch = None
     if cfg.validate_every:  # its worlds load before any training: a bad one fails first
@@ -261,6 +251,10 @@ def train(
         random.seed(cfg.seed)
         obs = env.reset(seed=cfg.seed)
     else:
+        saved = state["model"]["actor.normalizer.mean"], state["model"]["critic.normalizer.mean"]
+        if (len(saved[0]), len(saved[1])) != (actor_dim, critic_dim):  # another randomization
+            why = "these conditions change what actor or critic observe; start a new run"
+            raise InputError(run_dir / TRAIN_STATE_FILE, "observations", why)
         model.load_state_dict(state["model"])
         ppo.optimizer.load_state_dict(state["optimizer"])
         ppo.learning_rate = state["learning_rate"]
@@ -278,12 +272,13 @@ def train(
             raise InputError(run_dir / TRAIN_STATE_FILE, "env_state", why) from None
         obs = state["obs"]
         episodes.extend(state["episodes"])
-        episode_terms.extend(state.get("episode_terms", []))  # not saved before: logs only
+        if not new_conditions:  # new reward weights: other terms; logs only, so start afresh
+            episode_terms.extend(state.get("episode_terms", []))  # not saved before: logs only
         if watch is not None:
             watch.load_state(state.get("validation"))
         rows = list(state["metrics"])
         iteration, env_steps, wall_before = state["iteration"], state["env_steps"], state["wall_s"]
-    write_config(run_dir, env_id, dr, env_config, roles, cfg.model_dump())
+    write_config(run_dir, env_id, dr, env_config, roles, cfg.model_dump(), stages)
     write_metrics(run_dir, rows)
 
     from torch.utils.tensorboard import SummaryWriter
@@ -321,6 +316,7 @@ def train(
             "obs": obs,
             "episodes": list(episodes),
             "episode_terms": list(episode_terms),
+            "stages": stages,
             "metrics": rows,
             "validation": None if watch is None else watch.state(),
             "iteration": iteration,

@@ -352,7 +352,7 @@ class ManagerVecEnv:
     def get_state(self) -> dict[str, Any]:
         out = {name: copy.deepcopy(getattr(self, name)) for name in self._STATE_FIELDS}
         out["sim_state"] = self.stepper.state.copy()
-        out["reward_terms"] = self.rewards.episode.copy()
+        out["reward_terms"] = self.rewards.state()
         out["streams"] = self.streams.get_state()
         out["next_fire"] = self.events.next_fire.copy()
         out["act"] = {
@@ -386,7 +386,7 @@ class ManagerVecEnv:
         for name in self._STATE_FIELDS:
             setattr(self, name, copy.deepcopy(state[name]))
         self.stepper.state[:] = state["sim_state"]
-        self.rewards.episode[:] = state.get("reward_terms", 0.0)  # not saved before: logs only
+        self.rewards.load_state(state.get("reward_terms"))  # logs only
         self.streams.set_state(state["streams"])
         self.events.next_fire[:] = state["next_fire"]
         self.act.torque_hist[:] = state["act"]["torque_hist"]

@@ -26,3 +26,19 @@ class RewardTerms:
         values = np.stack([weight * term(view) for weight, term in self._weighted], axis=1)
         self.episode += values
         return values.sum(axis=1)
+
+    def state(self) -> dict:
+        return {"names": self.names, "episode": self.episode.copy()}
+
+    def load_state(self, saved) -> None:
+        """The sums of ``state()``, matched by name: a term the saved run did not have (its
+        reward weights changed since, a curriculum's next stage) starts from zero. A bare array
+        is a state saved before the names were (the same terms); None, before the sums were."""
+        self.episode[:] = 0.0
+        if saved is None:
+            return
+        if not isinstance(saved, dict):
+            saved = {"names": self.names, "episode": saved}
+        for j, name in enumerate(saved["names"]):
+            if name in self.names:
+                self.episode[:, self.names.index(name)] = np.asarray(saved["episode"])[:, j]

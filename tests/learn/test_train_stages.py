@@ -1,0 +1,69 @@
+"""Resuming a run on new training conditions (a curriculum's next stage): the randomization and
+environment config replace the run's own from that iteration on, and the run records it."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import yaml
+
+from sim2real.core.errors import InputError
+from sim2real.learn.train import TRAIN_STATE_FILE, TrainConfig, read_metrics, train
+
+ENV = "sim2real/PendulumSwingup-v0"
+
+
+def _config(iterations: int) -> TrainConfig:
+    return TrainConfig(total_env_steps=8 * 16 * iterations, num_envs=8, steps_per_env=16)
+
+
+def _dr(path, friction: list[float]):
+    terms = [
+        {"name": "mass", "target": "mass_kg", "mode": "reset", "distribution": "uniform",
+         "range": [0.5, 0.6], "operation": "absolute"},
+        {"name": "friction", "target": "frictionloss_Nm", "mode": "reset",
+         "distribution": "uniform", "range": friction, "operation": "absolute"},
+    ]  # fmt: skip
+    path.write_text(yaml.safe_dump({"terms": terms}))
+    return str(path)
+
+
+def _state(run):
+    return torch.load(run / TRAIN_STATE_FILE, weights_only=False)
+
+
+def test_resume_on_new_conditions_uses_and_records_them(tmp_path):
+    rough, smooth = _dr(tmp_path / "rough.yaml", [0.2, 0.3]), _dr(tmp_path / "smooth.yaml", [0, 0])
+    run, plain = tmp_path / "run", tmp_path / "plain"
+    for folder in (run, plain):
+        train(folder, ENV, dr=rough, train_config=_config(2), quiet=True)
+    new = {"dr": smooth, "env_config": {"reward": {"energy": 0.5}}}
+    train(run, ENV, train_config=_config(4), resume=True, new_conditions=new, quiet=True)
+    train(plain, ENV, train_config=_config(4), resume=True, quiet=True)
+
+    state = _state(run)
+    assert state["dr"] == smooth and state["env_config"]["reward"]["energy"] == 0.5
+    assert [(s["from_iteration"], s["dr"]) for s in state["stages"]] == [(0, rough), (2, smooth)]
+    config = yaml.safe_load((run / "config.yaml").read_text())
+    assert config["dr"] == smooth and [s["from_iteration"] for s in config["stages"]] == [0, 2]
+    assert "stages" not in yaml.safe_load((plain / "config.yaml").read_text())
+    rows, plain_rows = read_metrics(run), read_metrics(plain)
+    assert len(rows) == 4
+    # the first two iterations are the plain run's; the energy reward counts from the third
+    # (no episode ends in these few steps: the value loss is where the reward shows)
+    assert [r["value_loss"] for r in rows[:2]] == [r["value_loss"] for r in plain_rows[:2]]
+    assert rows[2]["value_loss"] != plain_rows[2]["value_loss"]
+    # a plain resume afterwards keeps the new conditions
+    train(run, ENV, train_config=_config(5), resume=True, quiet=True)
+    assert _state(run)["dr"] == smooth and len(_state(run)["stages"]) == 2
+
+
+def test_new_conditions_that_change_the_observations_are_refused(tmp_path):
+    run = tmp_path / "run"
+    train(run, ENV, dr=_dr(tmp_path / "a.yaml", [0.2, 0.3]), train_config=_config(1), quiet=True)
+    before = (run / TRAIN_STATE_FILE).read_bytes()
+    longer_history = {"env_config": {"history": 5}}  # the actor would read 5 frames, not 3
+    with pytest.raises(InputError) as err:
+        train(run, ENV, train_config=_config(2), resume=True, new_conditions=longer_history)
+    assert err.value.field == "observations" and "start a new run" in str(err.value)
+    assert (run / TRAIN_STATE_FILE).read_bytes() == before
