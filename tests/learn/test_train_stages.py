@@ -67,3 +67,12 @@ def test_new_conditions_that_change_the_observations_are_refused(tmp_path):
         train(run, ENV, train_config=_config(2), resume=True, new_conditions=longer_history)
     assert err.value.field == "observations" and "start a new run" in str(err.value)
     assert (run / TRAIN_STATE_FILE).read_bytes() == before
+
+
+def test_settings_a_resumed_run_cannot_take_are_refused(tmp_path):
+    from cli_helpers import assert_one_line_error, run_cli
+
+    proc = run_cli("policy", "train", ENV, "--out", tmp_path / "run", "--resume", "--seed", "3",
+                   "--teacher")  # fmt: skip
+    assert_one_line_error(proc, "--resume", "--seed", "--teacher", "keeps its own")
+    assert not (tmp_path / "run").exists()

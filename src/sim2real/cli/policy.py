@@ -119,6 +119,11 @@ def train_cmd(
     from sim2real.learn.train import default_train_config, load_train_config, train
     from sim2real.learn.vec import ObsRoles
 
+    ignored = {"--settings": settings, "--seed": seed, "--teacher": teacher or None}
+    ignored = [flag for flag, value in ignored.items() if value is not None]
+    if resume and ignored:  # the run keeps its own: say so rather than drop them
+        why = f"a resumed run keeps its own settings; {', '.join(ignored)} cannot change them"
+        raise InputError("--resume", None, why + " (--steps extends, --dr / --env-config stage)")
     check_writable(out, "--out", folder=True)
     cfg = load_train_config(settings) if settings else default_train_config(env)
     cfg = cfg.model_copy(update=_given(total_env_steps=steps, seed=seed))
