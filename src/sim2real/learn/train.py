@@ -252,7 +252,7 @@ def train(
         obs = env.reset(seed=cfg.seed)
     else:
         saved = state["model"]["actor.normalizer.mean"], state["model"]["critic.normalizer.mean"]
-        if (len(saved[0]), len(saved[1])) != (actor_dim, critic_dim):  # another randomization
+        if (len(saved[0]), len(saved[1])) != (actor_dim, critic_dim):  # e.g. a longer history
             why = "these conditions change what actor or critic observe; start a new run"
             raise InputError(run_dir / TRAIN_STATE_FILE, "observations", why)
         model.load_state_dict(state["model"])
