@@ -86,31 +86,19 @@ def sequence_frames(sequence, source):
 
 
 def color_images(color: list[Path]) -> tuple[list[int], list[Path]]:
-    """(frame ids, files) of colour images given as a folder or as files, numbered by their
-    names (else 0, 1, ... in order); InputError for a missing file or an empty folder."""
-    from sim2real.core.image_io import COLOR_SUFFIXES
+    """(frame ids, files) of colour images given as a folder or as files (``track run``'s
+    ``--color``), numbered by their names (else 0, 1, ... in order)."""
     from sim2real.tracking.frame_numbers import numbered
+    from sim2real.tracking.sequence_color import color_files
 
-    given = [Path(p) for p in color]
-    if len(given) == 1 and given[0].is_dir():
-        files = sorted(
-            p for p in given[0].iterdir() if p.is_file() and p.suffix.lower() in COLOR_SUFFIXES
-        )
-        if not files:
-            raise InputError(given[0], "--color", "no colour images found")
-    else:
-        files = given
-    for p in files:
-        if not p.is_file():
-            raise InputError(p, "--color", "colour image not found")
-    ids, files, _ = numbered(files)
+    ids, files, _ = numbered(color_files(color))
     return ids, files
 
 
 def color_frames(color: list[Path], camera: Path, poses: dict | None = None):
     """(frame id, rgb, None, K, T_cam_part or None) of colour images alone (``color_images``)
     in ``camera``: a colour camera without depth; ``poses`` by frame id, where known. Checked
-    before the first frame is read: the first image is the camera's size."""
+    at once, before any frame is detected: the files exist and the first is the camera's size."""
     from sim2real.core.camera_io import load_camera
     from sim2real.core.image_io import read_rgb
 
@@ -125,4 +113,5 @@ def color_frames(color: list[Path], camera: Path, poses: dict | None = None):
             f"{cam.width}x{cam.height} px: give this image's camera",
         )
     poses = poses or {}
-    return ((i, read_rgb(p), None, cam.K, poses.get(i)) for i, p in zip(ids, files, strict=True))
+    rgbs = (first if k == 0 else read_rgb(p) for k, p in enumerate(files))  # the first read once
+    return ((i, rgb, None, cam.K, poses.get(i)) for i, rgb in zip(ids, rgbs, strict=True))

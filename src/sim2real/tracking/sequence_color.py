@@ -20,6 +20,19 @@ def _color_files(folder: Path) -> list[Path]:
     )
 
 
+def color_files(color) -> list[Path]:
+    """The colour images given with ``--color``: a folder (its numbered images) or the files
+    themselves; InputError for a missing file or a folder without any."""
+    given = [Path(p) for p in color] if isinstance(color, list | tuple) else [Path(color)]
+    files = _color_files(given[0]) if len(given) == 1 and given[0].is_dir() else given
+    for p in files:
+        if not p.is_file():
+            raise InputError(p, "--color", "colour image not found")
+    if not files:
+        raise InputError(given[0], "--color", "no colour images found")
+    return files
+
+
 def _match_color(where: object, ids: list[int], color: list[Path], named: bool) -> list[Path]:
     """The colour image of each depth frame: by the number in its name (both numbered), else
     in order; InputError when they do not pair up."""
@@ -44,13 +57,7 @@ def attach_color(sequence, where, folder, named, color, camera, color_camera, T_
 
     files: list[Path] | None = None
     if color is not None:
-        given = [Path(p) for p in color] if isinstance(color, list | tuple) else [Path(color)]
-        files = _color_files(given[0]) if len(given) == 1 and given[0].is_dir() else given
-        for p in files:
-            if not p.is_file():
-                raise InputError(p, "--color", "colour image not found")
-        if not files:
-            raise InputError(given[0], "--color", "no colour images found")
+        files = color_files(color)
     elif folder is not None:
         for name in ("rgb", "color"):
             if (folder / name).is_dir() and _color_files(folder / name):
