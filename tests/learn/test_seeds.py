@@ -106,6 +106,42 @@ def test_sweep_keeps_the_best_on_validation_and_continues(tmp_path):
     assert again.best.seed == sweep.best.seed
 
 
+def test_sweep_takes_the_next_stage_for_every_seed(tmp_path):
+    """`--seeds 0-1 --resume --dr ...`: every seed's run resumes on the stage's conditions; run
+    again it continues that stage; a seed without a run is refused before anything trains."""
+    import torch
+    import yaml
+
+    from sim2real.learn.train import TRAIN_STATE_FILE, read_metrics
+
+    def config(iterations):
+        return TrainConfig(total_env_steps=8 * 16 * iterations, num_envs=8, steps_per_env=16)
+
+    smooth = tmp_path / "smooth.yaml"
+    smooth.write_text(yaml.safe_dump({"terms": [
+        {"name": "friction", "target": "frictionloss_Nm", "mode": "reset",
+         "distribution": "uniform", "range": [0.0, 0.0], "operation": "absolute"}]}))  # fmt: skip
+    out, worlds = tmp_path / "sweep", reality_sets(ENV).validation
+    kw = {"train_config": config(1), "dr": "default"}
+    train_seeds(
+        out, ENV, [0, 1], train_kw=kw, validation=worlds, episodes=2, run_jobs=local_runner(1)
+    )
+    stage = {"dr": str(smooth)}
+    for _ in range(2):
+        train_seeds(out, ENV, [0, 1], train_kw={**kw, "train_config": config(2)},
+                    validation=worlds, episodes=2, run_jobs=local_runner(1),
+                    new_conditions=stage)  # fmt: skip
+    for seed in (0, 1):
+        state = torch.load(out / f"seed-{seed}" / TRAIN_STATE_FILE, weights_only=False)
+        assert state["dr"] == str(smooth) and state["train_config"]["seed"] == seed
+        assert [(s["from_iteration"], s["dr"]) for s in state["stages"]] == [
+            (0, "default"), (1, str(smooth))]  # fmt: skip
+        assert len(read_metrics(out / f"seed-{seed}")) == 2
+    with pytest.raises(InputError, match="no run of seed 2 to resume"):
+        train_seeds(out, ENV, [0, 1, 2], train_kw=kw, validation=worlds, new_conditions=stage)
+    assert not (out / "seed-2").exists()
+
+
 def test_sweep_refuses_missing_worlds_before_training(tmp_path):
     cfg = TrainConfig(total_env_steps=64, num_envs=4, steps_per_env=16)
     with pytest.raises(InputError, match="no such file"):
@@ -134,6 +170,10 @@ def test_cli_sweep_prints_every_seed_and_the_kept_one(tmp_path):
     bad = run_cli(*args, "--out", str(tmp_path / "bad"), "--seeds", "3-1")
     assert_one_line_error(bad, "--seeds", "empty range")
     assert not (tmp_path / "bad").exists()
+    stage = ("policy", "train", ENV, "--seeds", "0-1", "--resume", "--dr", "none")
+    nothing = run_cli(*stage, "--out", str(tmp_path / "none"))
+    assert_one_line_error(nothing, "holds no run of seed 0 to resume")
+    assert not (tmp_path / "none").exists()
 
 
 def test_sweep_lines_name_each_seeds_kept_iteration():

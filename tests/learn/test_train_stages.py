@@ -76,3 +76,33 @@ def test_settings_a_resumed_run_cannot_take_are_refused(tmp_path):
                    "--teacher")  # fmt: skip
     assert_one_line_error(proc, "--resume", "--seed", "--teacher", "keeps its own")
     assert not (tmp_path / "run").exists()
+
+
+def test_a_stage_given_again_resumes_plainly(tmp_path):
+    """The next stage's command run again (after an interruption) continues that stage: no
+    second entry in the run's stages."""
+    rough, smooth = _dr(tmp_path / "rough.yaml", [0.2, 0.3]), _dr(tmp_path / "smooth.yaml", [0, 0])
+    run = tmp_path / "run"
+    train(run, ENV, dr=rough, train_config=_config(1), quiet=True)
+    for total in (2, 3):
+        train(run, ENV, train_config=_config(total), resume=True, new_conditions={"dr": smooth},
+              quiet=True)  # fmt: skip
+    assert [s["from_iteration"] for s in _state(run)["stages"]] == [0, 1]
+    assert len(read_metrics(run)) == 3
+
+
+def test_resume_without_steps_keeps_the_runs_own_total(tmp_path, monkeypatch):
+    """`--resume` alone finishes the run's own budget (it took the shipped settings' total)."""
+    from typer.testing import CliRunner
+
+    import sim2real.learn.train as train_module
+    from sim2real.cli.main import app
+
+    monkeypatch.setattr(train_module, "default_train_config", lambda env_id: _config(4))
+    run = tmp_path / "run"
+    args = ["policy", "train", ENV, "--out", str(run), "--quiet"]
+    first = CliRunner().invoke(app, [*args, "--steps", str(8 * 16 * 2)])
+    assert first.exit_code == 0, first.output
+    again = CliRunner().invoke(app, [*args, "--resume"])
+    assert again.exit_code == 0, again.output
+    assert len(read_metrics(run)) == 2 and _state(run)["env_steps"] == 8 * 16 * 2

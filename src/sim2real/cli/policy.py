@@ -91,8 +91,8 @@ def train_cmd(
         bool,
         typer.Option(
             "--resume",
-            help="Continue the run in OUT where it stopped; with --dr / --env-config on those "
-            "from here on (a curriculum's next stage).",
+            help="Continue the run in OUT (with --seeds: every seed's) where it stopped; with "
+            "--dr / --env-config on those from here on (a curriculum's next stage).",
         ),
     ] = False,
     workers: Annotated[
@@ -136,6 +136,10 @@ def train_cmd(
         raise InputError(err.source, field, err.message) from None
     roles = ObsRoles(actor=("policy", "privileged")) if teacher else ObsRoles()
     kw = {"dr": _dr_arg(dr), "env_config": fields, "train_config": cfg, "roles": roles}
+    new = {"dr": _dr_arg(dr)} if dr is not None else {}
+    if env_config is not None:
+        new["env_config"] = fields
+    new_conditions = new if resume and new else None  # a curriculum's next stage
     on_ray = workers is not None or address is not None
     if on_ray and seeds is None:
         from sim2real.learn.distributed.sharded import sharded_make_env
@@ -148,22 +152,21 @@ def train_cmd(
         if on_ray:
             from sim2real.core.ray_jobs import ray_runner
 
-        if seed is not None or resume:
-            raise InputError("--seeds", None, "give --seeds alone (a sweep continues by itself)")
+        if seed is not None:
+            raise InputError("--seeds", None, "give --seeds or --seed, not both")
         sweep = train_seeds(
             out, env, parse_seeds(seeds), train_kw=kw,
             validation=validation or reality_sets(env).validation,
+            new_conditions=new_conditions,
             **({"run_jobs": ray_runner(address, workers=workers or 1)} if on_ray else {}),
         )  # fmt: skip
         for line in sweep.lines():
             typer.echo(line)
         return
-    new = {"dr": _dr_arg(dr)} if dr is not None else {}
-    if env_config is not None:
-        new["env_config"] = fields
-    if resume and new:  # a curriculum's next stage
+    if new_conditions:
         typer.echo(f"resuming on new conditions: {', '.join(new)} replaced from here on")
-    new_conditions = new if resume and new else None
+    if resume and steps is None:
+        kw["train_config"] = None  # the run's own total, not the shipped settings'
     result = train(out, env, **kw, resume=resume, new_conditions=new_conditions, quiet=quiet)
     typer.echo(result.summary())
     typer.echo(f"run: {out}")

@@ -8,7 +8,9 @@ the best as ``OUT/best`` (a relative link to its folder), writes ``OUT/report/``
 training curve and validation table) and ``OUT/seeds.json``: every
 seed's training result and validation figures, and which one was kept and why. Score: mean
 success rate over the validation worlds, ties broken by mean return. A sweep that stopped
-continues: a seed folder with a saved run resumes, a finished one costs nothing.
+continues: a seed folder with a saved run resumes, a finished one costs nothing. A curriculum
+runs over a sweep stage by stage: ``--seeds 0-4 --resume --dr ... --env-config ...`` resumes
+every seed on the next stage's conditions (run again, it continues that stage).
 """
 
 from __future__ import annotations
@@ -137,13 +139,21 @@ def default_workers(torch_threads: int) -> int:
     return max(1, (os.cpu_count() or 1) // max(1, torch_threads))
 
 
-def train_one_seed(run_dir: Path, env_id: str, seed: int, train_kw: dict[str, Any]) -> dict:
-    """One seed's training (resumed when its folder holds a saved run); its summary figures."""
+def train_one_seed(
+    run_dir: Path,
+    env_id: str,
+    seed: int,
+    train_kw: dict[str, Any],
+    new_conditions: dict[str, Any] | None = None,
+) -> dict:
+    """One seed's training (resumed when its folder holds a saved run, on ``new_conditions``
+    when given: the sweep's next stage); its summary figures."""
     from sim2real.learn.train import TRAIN_STATE_FILE, train
 
     cfg = train_kw["train_config"].model_copy(update={"seed": seed})
     resume = (run_dir / TRAIN_STATE_FILE).is_file()
-    result = train(run_dir, env_id, **{**train_kw, "train_config": cfg}, resume=resume, quiet=True)
+    kw = {**train_kw, "train_config": cfg, "new_conditions": new_conditions if resume else None}
+    result = train(run_dir, env_id, **kw, resume=resume, quiet=True)
     return {
         "env_steps": result.env_steps,
         "wall_s": result.wall_s,
@@ -163,11 +173,14 @@ def train_seeds(
     episodes: int = 50,
     eval_seed: int = 7,
     run_jobs: JobRunner | None = None,
+    new_conditions: dict[str, Any] | None = None,
 ) -> SeedSweep:
     """Train ``seeds`` into ``out/seed-<k>`` and keep the best on ``validation`` (reality names
     or paths). ``train_kw``: :func:`sim2real.learn.train.train`'s keywords (``train_config``
-    required; its seed is replaced). Realities are loaded before any training, so a bad one
-    fails first."""
+    required; its seed is replaced; of a seed that resumes, only its ``total_env_steps``).
+    ``new_conditions`` (``dr`` and / or ``env_config``): the sweep's next stage, every seed's
+    run resumed on them (each seed must hold a run). Realities are loaded before any training,
+    so a bad one fails first."""
     from sim2real.learn.evaluate import evaluate_policy
     from sim2real.learn.policy import load_policy
     from sim2real.learn.reality import load_reality
@@ -179,10 +192,20 @@ def train_seeds(
         raise InputError("validation", None, f"{env_id} ships no validation worlds: give some")
     worlds = [load_reality(r) for r in validation]
     out = Path(out)
+    if new_conditions:
+        from sim2real.learn.train import TRAIN_STATE_FILE
+
+        missing = [s for s in seeds if not (seed_dir(out, s) / TRAIN_STATE_FILE).is_file()]
+        if missing:
+            why = f"holds no run of seed {missing[0]} to resume: a sweep's first stage is --seeds"
+            raise InputError(out, None, why + " without --resume")
     out.mkdir(parents=True, exist_ok=True)
     cfg = train_kw["train_config"]
     run_jobs = run_jobs or local_runner(default_workers(cfg.torch_threads))
-    jobs = [partial(train_one_seed, seed_dir(out, s), env_id, s, train_kw) for s in seeds]
+    jobs = [
+        partial(train_one_seed, seed_dir(out, s), env_id, s, train_kw, new_conditions)
+        for s in seeds
+    ]
     trained = run_jobs(jobs)
     scores, by_run = [], {}
     for seed, summary in zip(seeds, trained, strict=True):

@@ -186,7 +186,7 @@ def train(
     ``total_env_steps`` is taken (to extend a run); ``new_conditions`` (``dr`` and / or
     ``env_config``) replace the run's own from here on, a curriculum's next stage: each
     environment takes them at its next episode, what actor and critic observe must stay, and
-    the run's ``stages`` record when each began.
+    the run's ``stages`` record when each began (the run's own again: a plain resume).
     ``make_env`` replaces :func:`sim2real.learn.envs.make_vec` (tests).
     """
     run_dir = Path(run_dir)
@@ -214,6 +214,8 @@ def train(
     env_config = merge_env_config(cfg.training_env, env_config or {})
     first = stage(0, state["dr"], state["env_config"]) if state else stage(0, dr, env_config)
     stages = (state or {}).get("stages") or [first]  # runs saved before stages: one
+    if state is not None and (dr, env_config) == (state["dr"], state["env_config"]):
+        new_conditions = None  # the run's own (a stage's command run again): a plain resume
     if state is not None and new_conditions:
         stages = [*stages, stage(state["iteration"], dr, env_config)]
 
