@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 import yaml
+from train_helpers import mass_friction_dr
 
 from sim2real.core.errors import InputError
 from sim2real.learn.train import TRAIN_STATE_FILE, TrainConfig, read_metrics, train
@@ -17,23 +18,15 @@ def _config(iterations: int) -> TrainConfig:
     return TrainConfig(total_env_steps=8 * 16 * iterations, num_envs=8, steps_per_env=16)
 
 
-def _dr(path, friction: list[float]):
-    terms = [
-        {"name": "mass", "target": "mass_kg", "mode": "reset", "distribution": "uniform",
-         "range": [0.5, 0.6], "operation": "absolute"},
-        {"name": "friction", "target": "frictionloss_Nm", "mode": "reset",
-         "distribution": "uniform", "range": friction, "operation": "absolute"},
-    ]  # fmt: skip
-    path.write_text(yaml.safe_dump({"terms": terms}))
-    return str(path)
-
-
 def _state(run):
     return torch.load(run / TRAIN_STATE_FILE, weights_only=False)
 
 
 def test_resume_on_new_conditions_uses_and_records_them(tmp_path):
-    rough, smooth = _dr(tmp_path / "rough.yaml", [0.2, 0.3]), _dr(tmp_path / "smooth.yaml", [0, 0])
+    rough, smooth = (
+        mass_friction_dr(tmp_path / "rough.yaml", [0.2, 0.3]),
+        mass_friction_dr(tmp_path / "smooth.yaml", [0, 0]),
+    )
     run, plain = tmp_path / "run", tmp_path / "plain"
     for folder in (run, plain):
         train(folder, ENV, dr=rough, train_config=_config(2), quiet=True)
@@ -60,7 +53,13 @@ def test_resume_on_new_conditions_uses_and_records_them(tmp_path):
 
 def test_new_conditions_that_change_the_observations_are_refused(tmp_path):
     run = tmp_path / "run"
-    train(run, ENV, dr=_dr(tmp_path / "a.yaml", [0.2, 0.3]), train_config=_config(1), quiet=True)
+    train(
+        run,
+        ENV,
+        dr=mass_friction_dr(tmp_path / "a.yaml", [0.2, 0.3]),
+        train_config=_config(1),
+        quiet=True,
+    )
     before = (run / TRAIN_STATE_FILE).read_bytes()
     longer_history = {"env_config": {"history": 5}}  # the actor would read 5 frames, not 3
     with pytest.raises(InputError) as err:
@@ -81,7 +80,10 @@ def test_settings_a_resumed_run_cannot_take_are_refused(tmp_path):
 def test_a_stage_given_again_resumes_plainly(tmp_path):
     """The next stage's command run again (after an interruption) continues that stage: no
     second entry in the run's stages."""
-    rough, smooth = _dr(tmp_path / "rough.yaml", [0.2, 0.3]), _dr(tmp_path / "smooth.yaml", [0, 0])
+    rough, smooth = (
+        mass_friction_dr(tmp_path / "rough.yaml", [0.2, 0.3]),
+        mass_friction_dr(tmp_path / "smooth.yaml", [0, 0]),
+    )
     run = tmp_path / "run"
     train(run, ENV, dr=rough, train_config=_config(1), quiet=True)
     for total in (2, 3):

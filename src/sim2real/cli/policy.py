@@ -129,11 +129,17 @@ def train_cmd(
     cfg = cfg.model_copy(update=_given(total_env_steps=steps, seed=seed))
     fields = _yaml_mapping(env_config, "environment config")
     check_env_builds(env, fields, env_config or "--env-config", _dr_arg(dr))
-    try:
-        check_env_config(env, cfg.training_env, settings or "training settings")
-    except InputError as err:
-        field = ".".join(p for p in ("training_env", err.field) if p)
-        raise InputError(err.source, field, err.message) from None
+    stages = [("training_env", {})] + [
+        (f"stages[{k}].training_env", st.training_env) for k, st in enumerate(cfg.stages)
+    ]
+    for where, stage_env in stages:
+        try:
+            check_env_config(
+                env, {**cfg.training_env, **stage_env}, settings or "training settings"
+            )
+        except InputError as err:
+            field = ".".join(p for p in (where, err.field) if p)
+            raise InputError(err.source, field, err.message) from None
     roles = ObsRoles(actor=("policy", "privileged")) if teacher else ObsRoles()
     kw = {"dr": _dr_arg(dr), "env_config": fields, "train_config": cfg, "roles": roles}
     new = {"dr": _dr_arg(dr)} if dr is not None else {}

@@ -19,20 +19,16 @@ import random
 import time
 from collections import deque
 from collections.abc import Callable
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
-import yaml
-from pydantic import Field, ValidationError
 
 from sim2real.core.errors import InputError
-from sim2real.core.strict import StrictModel
 from sim2real.learn.learners.normalize import ReturnScale
 from sim2real.learn.policy import PolicyMeta, save_policy
-from sim2real.learn.ppo import PPO, ActorCritic, NetConfig, PPOConfig, RolloutStorage
+from sim2real.learn.ppo import PPO, ActorCritic, RolloutStorage
 from sim2real.learn.ppo_rollout import ExplorationNoise, collect
 from sim2real.learn.reality_sets import env_slug
 from sim2real.learn.run_folder import (
@@ -49,6 +45,13 @@ from sim2real.learn.run_folder import (
     write_config,
     write_metrics,
 )
+from sim2real.learn.train_config import (
+    TrainConfig,
+    TrainStage,
+    default_train_config,
+    load_train_config,
+    merge_env_config,
+)
 from sim2real.learn.validation_watch import BestOnValidation
 from sim2real.learn.vec import ObsRoles, VecEnv, close_env
 
@@ -61,6 +64,7 @@ __all__ = [  # the run folder's names, for the callers that know them from here
     "ReturnScale",
     "TrainConfig",
     "TrainResult",
+    "TrainStage",
     "default_train_config",
     "env_slug",
     "load_train_config",
@@ -72,74 +76,6 @@ __all__ = [  # the run folder's names, for the callers that know them from here
 EnvFactory = Callable[..., VecEnv]  # (env_id, num_envs, *, seed, dr, config) -> VecEnv
 
 
-class TrainConfig(StrictModel):
-    """Settings of one PPO training run."""
-
-    total_env_steps: int = Field(2_000_000, ge=1, description="environment steps in all")
-    num_envs: int = Field(64, ge=1, description="environments stepped together")
-    steps_per_env: int = Field(64, ge=1, description="rollout length per iteration")
-    seed: int = Field(0, description="seeds the environments, the weights and the sampling")
-    checkpoint_every: int = Field(20, ge=1, description="iterations between checkpoints")
-    episode_window: int = Field(200, ge=1, description="finished episodes the curve averages")
-    torch_threads: int = Field(1, ge=1, description="torch CPU threads (small networks: 1)")
-    noise_correlation_s: float = Field(
-        0.0,
-        ge=0,
-        description="time constant of the exploration noise [s] (0: white). At 100 Hz, white "
-        "noise averages out before the body moves; correlated noise (AR(1), same per-step "
-        "Gaussian marginal) explores motions that last a swing",
-    )
-    sde_resample_steps: int = Field(
-        16, ge=1, description="steps between draws of the state-dependent noise (gSDE)"
-    )
-    validate_every: int = Field(
-        0,
-        ge=0,
-        description="iterations between evaluations on the task's validation worlds, the best "
-        "so far kept as policy.pt (sim2real.learn.validation_watch); 0: policy.pt is the latest",
-    )
-    validation_episodes: int = Field(50, ge=1, description="episodes per validation world")
-    training_env: dict[str, Any] = Field(
-        default_factory=dict,
-        description="environment fields for training only, under those given with the "
-        "environment config (a mapping such as reward merges key by key): training aids such "
-        "as wider start states (init_q_rad, init_qvel_rad_s), which evaluation drops, and "
-        "reward weights",
-    )
-    ppo: PPOConfig = Field(
-        default_factory=PPOConfig,
-        description="PPO's settings (clip, epochs, learning rate, entropy...)",
-    )
-    net: NetConfig = Field(default_factory=NetConfig, description="the actor-critic networks")
-
-    @property
-    def iterations(self) -> int:
-        return math.ceil(self.total_env_steps / (self.num_envs * self.steps_per_env))
-
-
-def load_train_config(path: str | Path) -> TrainConfig:
-    path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text()) or {}
-    except (OSError, yaml.YAMLError) as exc:
-        raise InputError(path, None, f"cannot read training settings ({exc})") from exc
-    try:
-        return TrainConfig(**data)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        field = ".".join(str(x) for x in err["loc"])
-        raise InputError(path, field, err["msg"]) from exc
-
-
-def default_train_config(env_id: str) -> TrainConfig:
-    """The settings shipped for ``env_id`` (``configs/<slug>.train.yaml``), else the defaults."""
-    ref = resources.files("sim2real.learn") / "configs" / f"{env_slug(env_id)}.train.yaml"
-    if ref.is_file():
-        with resources.as_file(ref) as path:
-            return load_train_config(path)
-    return TrainConfig()
-
-
 def default_make_env(env_id: str, num_envs: int, **kw: Any) -> VecEnv:
     from sim2real.learn.envs import make_vec
 
@@ -149,19 +85,6 @@ def default_make_env(env_id: str, num_envs: int, **kw: Any) -> VecEnv:
 def stage(iteration: int, dr: Any, env_config: dict[str, Any]) -> dict[str, Any]:
     """One entry of a run's ``stages``: the training conditions from ``iteration`` on."""
     return {"from_iteration": iteration, "dr": dr, "env_config": env_config}
-
-
-def merge_env_config(training_env: dict[str, Any], given: dict[str, Any]) -> dict[str, Any]:
-    """The training settings' ``training_env`` under the given environment config; a mapping
-    in both (``reward``, ``params``) merges key by key, so ``reward: {action_rate: 0.1}`` adds a
-    weight to the settings' own instead of dropping them."""
-    out = dict(training_env)
-    for key, value in given.items():
-        below = out.get(key)
-        out[key] = (
-            {**below, **value} if isinstance(below, dict) and isinstance(value, dict) else value
-        )
-    return out
 
 
 def train(
@@ -177,7 +100,29 @@ def train(
     quiet: bool = False,
     make_env: EnvFactory | None = None,
 ) -> TrainResult:
-    """Train a policy with PPO into ``run_dir``.
+    """Train a policy with PPO into ``run_dir`` (arguments: :func:`_train_stage`). Settings
+    with ``stages`` run a curriculum (:mod:`sim2real.learn.curriculum`): each stage a resume
+    on its conditions; a resumed curriculum run goes on through its plan."""
+    from sim2real.learn.curriculum import is_curriculum_run, train_curriculum
+
+    kw = {"roles": roles, "quiet": quiet, "make_env": make_env}
+    cfg = train_config if train_config is not None or resume else default_train_config(env_id)
+    if is_curriculum_run(run_dir) if resume else bool(cfg.stages):
+        if new_conditions:
+            why = "a curriculum run takes its conditions from its settings' stages"
+            raise InputError(run_dir, "stages", why)
+        return train_curriculum(_train_stage, run_dir, env_id, dr=dr, env_config=env_config,
+                                train_config=cfg, resume=resume, **kw)  # fmt: skip
+    return _train_stage(run_dir, env_id, dr=dr, env_config=env_config, train_config=cfg,
+                        resume=resume, new_conditions=new_conditions, **kw)  # fmt: skip
+
+
+def _train_stage(
+    run_dir: str | Path, env_id: str, *, dr, env_config, train_config: TrainConfig | None,
+    roles: ObsRoles | None, resume: bool, new_conditions: dict[str, Any] | None, quiet: bool,
+    make_env: EnvFactory | None,
+) -> TrainResult:  # fmt: skip
+    """Train a policy with PPO into ``run_dir``, on one set of conditions.
 
     ``dr``: "default" (the environment's randomization), None (none) or a DR YAML path.
     ``roles``: which observation groups actor and critic read (default: deployable actor,
