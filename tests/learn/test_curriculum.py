@@ -68,7 +68,7 @@ def test_a_curriculum_is_its_stages_resumed_by_hand(tmp_path):
         ({"dr_terms": {"fricton": {"range": [0, 0]}}}, "stages[0].dr_terms", "no term 'fricton'"),
         ({"dr_terms": {"friction": {"mode": "sometimes"}}}, "stages[0].dr_terms", "'reset'"),
         ({"training_env": {"history": 5}}, "stages[0]", "give it to every stage"),
-        ({"until_env_steps": BATCH * 4}, "stages", "rising step counts"),
+        ({"until_env_steps": BATCH * 4}, "total_env_steps", "end within the settings' stages"),
     ],
 )
 def test_bad_stages_are_refused_before_training(tmp_path, stage, field, why):

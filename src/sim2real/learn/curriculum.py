@@ -70,6 +70,10 @@ def plan_stages(
     """Every stage's ``until_env_steps``, ``dr`` and ``env_config`` (the stage's
     ``training_env`` under the given environment config), the settings' own last."""
     ends = [s.until_env_steps for s in cfg.stages] + [cfg.total_env_steps]
+    if ends[-1] <= ends[-2] and all(b > a for a, b in pairwise(ends[:-1])):
+        why = (f"{ends[-1]} steps end within the settings' stages (they run to {ends[-2]}): "
+               "give more steps (--steps) or settings without stages")  # fmt: skip
+        raise InputError("training settings", "total_env_steps", why)
     if any(b <= a for a, b in pairwise(ends)):
         why = f"stages must end at rising step counts below total_env_steps, got {ends}"
         raise InputError("training settings", "stages", why)
