@@ -38,9 +38,10 @@ def is_curriculum_run(run_dir: str | Path) -> bool:
     return (Path(run_dir) / PLAN_FILE).is_file()
 
 
-def _stage_dr(run_dir: Path, k: int, env_id: str, dr: Any, dr_terms: dict) -> Any:
-    """The run's randomization ``dr`` with ``dr_terms`` replaced by term name (written to
-    ``RUN/stages/stage-<k>.dr.yaml``), or ``dr`` itself when nothing is replaced."""
+def _stage_dr(k: int, env_id: str, dr: Any, dr_terms: dict) -> Any:
+    """The run's randomization ``dr`` with ``dr_terms`` replaced by term name (a
+    Randomization, written to the run folder once every stage is checked), or ``dr`` itself
+    when nothing is replaced."""
     if not dr_terms:
         return dr
     from sim2real.learn.envs import task
@@ -54,18 +55,28 @@ def _stage_dr(run_dir: Path, k: int, env_id: str, dr: Any, dr_terms: dict) -> An
             why = f"the run's randomization has no term {name!r} (its terms: {have})"
             raise InputError("training settings", f"stages[{k}].dr_terms", why)
         data["terms"][names.index(name)].update(fields)
-    path = run_dir / STAGE_DR_DIR / f"stage-{k}.dr.yaml"
-    try:
-        randomization_from_dict(data, path)  # the replaced fields must make a valid term
+    try:  # the replaced fields must make a valid term
+        return randomization_from_dict(data, f"stage {k}")
     except InputError as err:
         raise InputError("training settings", f"stages[{k}].dr_terms", err.message) from None
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(path, yaml.safe_dump(data, sort_keys=False))
-    return str(path)
+
+
+def _write_stage_drs(run_dir: Path, plan: list[dict[str, Any]]) -> None:
+    """Each stage's own randomization to ``RUN/stages/stage-<k>.dr.yaml``, its path in the plan
+    (a run says where its randomization came from)."""
+    from sim2real.learn.randomization import Randomization
+
+    for k, st in enumerate(plan):
+        if isinstance(st["dr"], Randomization):
+            path = run_dir / STAGE_DR_DIR / f"stage-{k}.dr.yaml"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            data = st["dr"].model_dump(mode="json")
+            write_text_atomic(path, yaml.safe_dump(data, sort_keys=False))
+            st["dr"] = str(path)
 
 
 def plan_stages(
-    run_dir: Path, env_id: str, cfg: TrainConfig, dr: Any, env_config: dict[str, Any]
+    env_id: str, cfg: TrainConfig, dr: Any, env_config: dict[str, Any]
 ) -> list[dict[str, Any]]:
     """Every stage's ``until_env_steps``, ``dr`` and ``env_config`` (the stage's
     ``training_env`` under the given environment config), the settings' own last."""
@@ -81,7 +92,7 @@ def plan_stages(
     for k, st in enumerate(cfg.stages):
         plan.append({
             "until_env_steps": st.until_env_steps,
-            "dr": _stage_dr(run_dir, k, env_id, dr, st.dr_terms),
+            "dr": _stage_dr(k, env_id, dr, st.dr_terms),
             "env_config": merge_env_config(st.training_env, env_config),
         })  # fmt: skip
     plan.append({"until_env_steps": cfg.total_env_steps, "dr": dr, "env_config": env_config})
@@ -140,10 +151,11 @@ def train_curriculum(
         if hasattr(env_config, "model_dump"):
             env_config = env_config.model_dump(mode="json")
         dr = str(dr) if isinstance(dr, Path) else dr
-        plan = plan_stages(run_dir, env_id, cfg, dr, env_config or {})
+        plan = plan_stages(env_id, cfg, dr, env_config or {})
         _check_layouts(plan, env_id, cfg, kw.get("make_env"))
         done = 0
     run_dir.mkdir(parents=True, exist_ok=True)
+    _write_stage_drs(run_dir, plan)
     write_text_atomic(run_dir / PLAN_FILE, yaml.safe_dump(plan, sort_keys=False))
     result = None
     for k, st in enumerate(plan):
