@@ -117,6 +117,7 @@ def train_cmd(
     from sim2real.learn.envs import check_env_builds
     from sim2real.learn.envs import env_config as check_env_config
     from sim2real.learn.train import default_train_config, load_train_config, train
+    from sim2real.learn.train_config import merge_env_config
     from sim2real.learn.vec import ObsRoles
 
     ignored = {"--settings": settings, "--seed": seed, "--teacher": teacher or None}
@@ -135,7 +136,7 @@ def train_cmd(
     for where, stage_env in stages:
         try:
             check_env_config(
-                env, {**cfg.training_env, **stage_env}, settings or "training settings"
+                env, merge_env_config(cfg.training_env, stage_env), settings or "training settings"
             )
         except InputError as err:
             field = ".".join(p for p in (where, err.field) if p)

@@ -144,13 +144,8 @@ def train_curriculum(
         if train_config is not None:
             plan[-1]["until_env_steps"] = train_config.total_env_steps
         done = int(state["env_steps"])
-    else:
-        if (run_dir / TRAIN_STATE_FILE).exists():
-            raise InputError(run_dir, None, "already holds a run: resume it or choose a new folder")
+    else:  # dr and env_config as a run stores them (train's): text, plain fields
         cfg = train_config
-        if hasattr(env_config, "model_dump"):
-            env_config = env_config.model_dump(mode="json")
-        dr = str(dr) if isinstance(dr, Path) else dr
         plan = plan_stages(env_id, cfg, dr, env_config or {})
         _check_layouts(plan, env_id, cfg, kw.get("make_env"))
         done = 0

@@ -152,7 +152,7 @@ def train_one_seed(
 
     cfg = train_kw["train_config"].model_copy(update={"seed": seed})
     resume = (run_dir / TRAIN_STATE_FILE).is_file()
-    kw = {**train_kw, "train_config": cfg, "new_conditions": new_conditions if resume else None}
+    kw = {**train_kw, "train_config": cfg, "new_conditions": new_conditions}
     result = train(run_dir, env_id, **kw, resume=resume, quiet=True)
     return {
         "env_steps": result.env_steps,

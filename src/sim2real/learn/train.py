@@ -105,16 +105,32 @@ def train(
     on its conditions; a resumed curriculum run goes on through its plan."""
     from sim2real.learn.curriculum import is_curriculum_run, train_curriculum
 
+    run_dir = Path(run_dir)
+    if not resume and (run_dir / TRAIN_STATE_FILE).exists():  # before a curriculum's files
+        raise InputError(run_dir, None, "already holds a run: resume it or choose a new folder")
+    given = _as_stored({"dr": dr, "env_config": env_config})
+    new_conditions = _as_stored(new_conditions) if new_conditions else None
     kw = {"roles": roles, "quiet": quiet, "make_env": make_env}
     cfg = train_config if train_config is not None or resume else default_train_config(env_id)
     if is_curriculum_run(run_dir) if resume else bool(cfg.stages):
         if new_conditions:
             why = "a curriculum run takes its conditions from its settings' stages"
             raise InputError(run_dir, "stages", why)
-        return train_curriculum(_train_stage, run_dir, env_id, dr=dr, env_config=env_config,
-                                train_config=cfg, resume=resume, **kw)  # fmt: skip
-    return _train_stage(run_dir, env_id, dr=dr, env_config=env_config, train_config=cfg,
-                        resume=resume, new_conditions=new_conditions, **kw)  # fmt: skip
+        return train_curriculum(_train_stage, run_dir, env_id, **given, train_config=cfg,
+                                resume=resume, **kw)  # fmt: skip
+    return _train_stage(run_dir, env_id, **given, train_config=cfg, resume=resume,
+                        new_conditions=new_conditions, **kw)  # fmt: skip
+
+
+def _as_stored(conditions: dict[str, Any]) -> dict[str, Any]:
+    """Training conditions as a run stores them: a randomization path as text, an
+    environment's config object as its fields."""
+    out = dict(conditions)
+    if isinstance(out.get("dr"), Path):
+        out["dr"] = str(out["dr"])
+    if hasattr(out.get("env_config"), "model_dump"):
+        out["env_config"] = out["env_config"].model_dump(mode="json")
+    return out
 
 
 def _train_stage(
@@ -147,15 +163,10 @@ def _train_stage(
         env_config = (new_conditions or {}).get("env_config", env_config)
         roles = ObsRoles(actor=tuple(state["roles"][0]), critic=tuple(state["roles"][1]))
     else:
-        if (run_dir / TRAIN_STATE_FILE).exists():
-            raise InputError(run_dir, None, "already holds a run: resume it or choose a new folder")
         cfg = train_config or default_train_config(env_id)
         roles = roles or ObsRoles()
-    dr = str(dr) if isinstance(dr, Path) else dr
     if dr is not None and not isinstance(dr, str):  # the run must say where its DR came from
         raise InputError("dr", None, "give 'default', None or the path of a randomization YAML")
-    if hasattr(env_config, "model_dump"):  # an environment's config object
-        env_config = env_config.model_dump(mode="json")
     env_config = merge_env_config(cfg.training_env, env_config or {})
     first = stage(0, state["dr"], state["env_config"]) if state else stage(0, dr, env_config)
     stages = (state or {}).get("stages") or [first]  # runs saved before stages: one
