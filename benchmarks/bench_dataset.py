@@ -1,7 +1,7 @@
 """Randomized RGB-D dataset speed: labelled 320x240 frames/s against the project's depth-only
 render of the same scenes, in one run.
 
-python benchmarks/bench_dataset.py [--frames 60] [--workers 2] [--part MESH]
+python benchmarks/bench_dataset.py [--frames 60] [--dataset-frames 400] [--workers 2] [--part MESH]
 
 The part: the shared cube (rgbd-visp-rbt) when the real data is there, else the built-in
 bracket. Full randomization on (SceneConfig's defaults: 1000 textures, 0-10 distractors,
@@ -11,8 +11,10 @@ with its emitter shadow). Per frame, medians over the frames after a warm-up:
     emitter shadow, D435 noise) of the same frame's scene;
 (b) a sample in memory (SampleRenderer.sample: depth as (a) plus colour, masks, labels);
 (c) variants of (b) without the emitter shadow / without light shadows (what each costs);
-(d) the dataset writer end to end (generate_dataset: sample + four PNGs + labels), frames/s
-    over the whole run, here and with --workers Ray workers (Ray's start-up included);
+(d) the dataset writer end to end (generate_dataset: sample + four PNGs + labels) on
+    --dataset-frames frames, frames/s over the whole call (the part's load, the texture bank,
+    the workers' start-up included): in one process, in worker processes (one per core, the
+    default) and with --workers Ray workers (Ray's start-up included);
 and the writer's PNG encoder against Pillow's on the same colour and depth images.
 Target: >= 50 labelled frames/s. Prints `uptime` beside the figures (the machine is shared).
 """
@@ -28,6 +30,7 @@ from pathlib import Path
 
 from sim2real.core.data import data_root
 from sim2real.detect.dataset import generate_dataset
+from sim2real.detect.frame_workers import usable_cores
 from sim2real.detect.render_rgbd import SampleRenderer, load_part_model
 from sim2real.detect.scene_config import SceneConfig
 
@@ -119,6 +122,7 @@ def _png_encoders(renderer: SampleRenderer, count: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--frames", type=int, default=60)
+    parser.add_argument("--dataset-frames", type=int, default=400, help="frames of (d)")
     parser.add_argument("--workers", type=int, default=2, help="Ray workers for (d); 0: skip")
     parser.add_argument("--part", default=None, help="mesh or MODEL_DIR (default: the cube)")
     parser.add_argument("--grid", default=None, help="also save 8 samples (RGB over depth) here")
@@ -172,19 +176,23 @@ def main() -> None:
     _png_encoders(renderer, min(n, 20))
 
     print(f"\n{'dataset writer end to end':<46} {'frames':>7} {'s':>7} {'frames/s':>9}")
-    runs = [("(d) generate_dataset, here", 0)]
+    m = args.dataset_frames
+    runs = [("(d) generate_dataset, one process", {"processes": 1}),
+            (f"(d) generate_dataset, {usable_cores()} processes (default)", {})]  # fmt: skip
     if args.workers:
-        runs.append((f"(d) generate_dataset, {args.workers} Ray workers", args.workers))
-    for name, workers in runs:
-        out = tmp / f"ds{workers}"
+        runs.append(
+            (f"(d) generate_dataset, {args.workers} Ray workers", {"workers": args.workers})
+        )
+    for k, (name, kw) in enumerate(runs):
+        out = tmp / f"ds{k}"
         t0 = time.perf_counter()
         try:
-            generate_dataset(part_path, out, n, seed=0, config=cfg, workers=workers)
+            generate_dataset(part_path, out, m, seed=0, config=cfg, **kw)
         except Exception as exc:  # Ray missing or not starting: say so, keep the table
             print(f"{name:<46} failed: {exc}")
             continue
         wall = time.perf_counter() - t0
-        print(f"{name:<46} {n:7d} {wall:7.1f} {n / wall:9.1f}")
+        print(f"{name:<46} {m:7d} {wall:7.1f} {m / wall:9.1f}")
     if args.grid:
         _save_grid(renderer, Path(args.grid))
     print(

@@ -1,6 +1,7 @@
 """The BOP dataset writer: files read back equal the samples (poses round-trip), an
-interrupted run resumes to the same bytes, a folder of another config is refused, bad input
-through the CLI is one line and writes nothing, Ray shards write what a local run writes."""
+interrupted run resumes to the same bytes (in one process and over worker processes), worker
+processes and Ray shards write what one process writes, a folder of another config is
+refused, bad input through the CLI is one line and writes nothing."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from cli_helpers import assert_one_line_error, run_cli
 from PIL import Image
 
 from sim2real.core.errors import InputError
-from sim2real.detect.bop_writer import read_labels
+from sim2real.detect.bop_writer import frame_done, read_labels
 from sim2real.detect.dataset import generate_dataset
 from sim2real.detect.render_rgbd import SampleRenderer, load_part_model
 from sim2real.detect.scene_config import SceneConfig
@@ -64,11 +65,45 @@ def test_an_interrupted_run_resumes_to_the_same_bytes(part_file, tmp_path):
             raise KeyboardInterrupt
 
     with pytest.raises(InputError, match="interrupted after 2 of 5 frames"):
-        generate_dataset(part_file, cut, 5, seed=2, config=SMALL, progress=stop_after_two)
+        generate_dataset(
+            part_file, cut, 5, seed=2, config=SMALL, processes=1, progress=stop_after_two
+        )
     assert sorted(p.name for p in (cut / "rgb").iterdir()) == ["000000.png", "000001.png"]
     assert not list(cut.rglob(".*"))  # no temporary file left behind
     again = generate_dataset(part_file, cut, 5, seed=2, config=SMALL)
     assert again.rendered == 3
+    assert _files(cut) == _files(whole)
+
+
+def test_worker_processes_write_what_one_process_writes(part_file, tmp_path):
+    one, two = tmp_path / "one", tmp_path / "two"
+    generate_dataset(part_file, one, 6, seed=3, config=SMALL, processes=1)
+    seen = []
+    result = generate_dataset(
+        part_file, two, 6, seed=3, config=SMALL, processes=2,
+        progress=lambda done, total: seen.append((done, total)),
+    )  # fmt: skip
+    assert result.rendered == 6
+    assert seen[-1] == (6, 6) and len(seen) >= 2  # a task at a time, not once at the end
+    assert _files(two) == _files(one)
+
+
+def test_an_interrupted_run_of_processes_leaves_whole_frames(part_file, tmp_path):
+    whole = tmp_path / "whole"
+    generate_dataset(part_file, whole, 24, seed=5, config=SMALL, processes=1)
+    cut = tmp_path / "cut"
+
+    def interrupt(done, total):
+        raise KeyboardInterrupt
+
+    with pytest.raises(InputError, match=r"interrupted after (\d+) of 24 frames") as err:
+        generate_dataset(part_file, cut, 24, seed=5, config=SMALL, processes=2, progress=interrupt)
+    written = sorted(p.name for p in (cut / "rgb").iterdir())
+    assert f"after {len(written)} of 24" in str(err.value) and 0 < len(written) < 24
+    assert not list(cut.rglob(".*"))  # no temporary file: each worker ended its frame
+    assert all(frame_done(cut, int(name[:6])) for name in written)
+    again = generate_dataset(part_file, cut, 24, seed=5, config=SMALL, processes=2)
+    assert again.rendered == 24 - len(written)
     assert _files(cut) == _files(whole)
 
 
@@ -124,7 +159,7 @@ def test_cli_writes_the_dataset(part_file, tmp_path):
 def test_ray_shards_write_what_a_local_run_writes(part_file, tmp_path):
     pytest.importorskip("ray")
     local, sharded = tmp_path / "local", tmp_path / "sharded"
-    generate_dataset(part_file, local, 4, seed=9, config=SMALL)
+    generate_dataset(part_file, local, 4, seed=9, config=SMALL, processes=1)
     result = generate_dataset(part_file, sharded, 4, seed=9, config=SMALL, workers=2)
     assert result.rendered == 4
     assert _files(sharded) == _files(local)

@@ -24,9 +24,14 @@ def dataset_cmd(
         Path | None,
         typer.Option("--config", help="Randomization YAML (detect.scene_config.SceneConfig)."),
     ] = None,
-    workers: Annotated[
-        int, typer.Option("--workers", help="Ray workers (0: render here, no Ray).")
-    ] = 0,
+    processes: Annotated[
+        int | None,
+        typer.Option(
+            "--processes",
+            help="Worker processes on this machine (default: one per core; 1: no workers).",
+        ),
+    ] = None,
+    workers: Annotated[int, typer.Option("--workers", help="Ray workers instead (0: no Ray).")] = 0,
     address: Annotated[
         str | None, typer.Option("--address", help="Ray head HOST:PORT (or auto).")
     ] = None,
@@ -38,9 +43,10 @@ def dataset_cmd(
     config.yaml. Run the same command again to resume an interrupted run."""
     from sim2real.detect.dataset import generate_dataset
 
+    kw = {"seed": seed, "config": config, "processes": processes, "workers": workers,
+          "address": address}  # fmt: skip
     if quiet:
-        result = generate_dataset(model, out, frames, seed=seed, config=config,
-                                  workers=workers, address=address)  # fmt: skip
+        result = generate_dataset(model, out, frames, **kw)
     else:
         from rich.progress import BarColumn, TextColumn, TimeRemainingColumn
 
@@ -52,7 +58,7 @@ def dataset_cmd(
         ) as bar:  # fmt: skip
             task = bar.add_task("frames", total=None)
             result = generate_dataset(
-                model, out, frames, seed=seed, config=config, workers=workers, address=address,
+                model, out, frames, **kw,
                 progress=lambda done, total: bar.update(task, completed=done, total=total),
             )  # fmt: skip
     typer.echo(result.summary())

@@ -2,15 +2,15 @@
 (bop_writer), resumable and shardable.
 
 Frame i depends on (seed, i) alone, so an interrupted run continues where it stopped (frames
-whose files are all there are kept) and a run sharded over Ray workers (each rendering its own
-frame range into the same folder) writes the same bytes as a local run. ``config.yaml`` holds
-the resolved config, the seed, the frame count and the part's identity; a folder holding a
-dataset of another config is refused, not mixed. Labels (scene_gt.json, scene_camera.json)
-are rewritten at the end from every frame's draws (cheap: no rendering)."""
+whose files are all there are kept) and a run spread over local worker processes or Ray
+workers (each rendering its own frames into the same folder, frame_workers) writes the same
+bytes as a run in one process. ``config.yaml`` holds the resolved config, the seed, the frame
+count and the part's identity; a folder holding a dataset of another config is refused, not
+mixed. Labels (scene_gt.json, scene_camera.json) are rewritten whole at the end: the frames
+rendered now from their samples, those already there from their draws (no rendering)."""
 
 from __future__ import annotations
 
-import functools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -22,7 +22,7 @@ import yaml
 
 from sim2real.core.atomic import check_writable, write_text_atomic
 from sim2real.core.errors import InputError
-from sim2real.detect.bop_writer import frame_done, write_frame, write_labels
+from sim2real.detect.bop_writer import frame_done, write_labels
 from sim2real.detect.scene_config import SceneConfig, load_scene_config
 
 CONFIG_FILE = "config.yaml"
@@ -80,23 +80,6 @@ def _check_same_dataset(out: Path, resolved: dict) -> None:
             raise InputError(path, key, f"holds a dataset of {what}: choose another --out")
 
 
-def render_range(model: str, cfg_json: str, seed: int, out: str, indices: list[int]) -> int:
-    """Render and write frames ``indices`` (a Ray job, or the local run): the count written."""
-    renderer = _worker_renderer(model, cfg_json, seed)
-    for i in indices:
-        write_frame(Path(out), i, renderer.sample(i))
-    return len(indices)
-
-
-@functools.lru_cache(maxsize=2)
-def _worker_renderer(model: str, cfg_json: str, seed: int):
-    """One SampleRenderer per worker process and dataset (its texture bank takes a second)."""
-    from sim2real.detect.render_rgbd import SampleRenderer, load_part_model
-
-    cfg = SceneConfig.model_validate_json(cfg_json)
-    return SampleRenderer(load_part_model(model), cfg, seed)
-
-
 def _chunks(indices: list[int], n: int) -> list[list[int]]:
     return [list(c) for c in np.array_split(np.asarray(indices, int), n) if len(c)]
 
@@ -108,30 +91,38 @@ def generate_dataset(
     *,
     seed: int = 0,
     config: SceneConfig | str | Path | None = None,
+    processes: int | None = None,
     workers: int = 0,
     address: str | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> DatasetResult:
     """Render ``frames`` randomized frames of ``model`` (a mesh file or MODEL_DIR) into ``out``.
-    ``config``: a SceneConfig or its YAML (None: defaults). ``workers`` >= 1 or ``address``:
-    frame ranges as Ray tasks (a local Ray of ``workers`` CPUs, or the cluster at ``address``,
-    whose nodes must see ``out`` at the same path). ``progress(done, total)`` after each
-    locally rendered frame. Bad input (a mesh without faces, an unwritable ``out``, a frame
-    count < 1, a config field) is an InputError before anything is written."""
-    from sim2real.detect.render_rgbd import SampleRenderer, load_part_model
+    ``config``: a SceneConfig or its YAML (None: defaults). ``processes``: worker processes on
+    this machine (None: one per usable core; 1: in this process). ``workers`` >= 1 or
+    ``address``: frame ranges as Ray tasks instead (a local Ray of ``workers`` CPUs, or the
+    cluster at ``address``, whose nodes must see ``out`` at the same path).
+    ``progress(done, total)`` as locally rendered frames are written. Bad input (a mesh without
+    faces, an unwritable ``out``, a frame count < 1, a config field) is an InputError before
+    anything is written."""
+    from sim2real.detect.frame_workers import usable_cores, worker_renderer, write_sample
+    from sim2real.detect.render_rgbd import load_part_model
 
     if isinstance(frames, bool) or int(frames) != frames or frames < 1:
         raise InputError("--frames", None, f"{frames}: give a number of frames >= 1")
     if workers < 0:
         raise InputError("--workers", None, f"{workers}: give 0 (no Ray) or a number >= 1")
+    if processes is not None and processes < 1:
+        raise InputError("--processes", None, f"{processes}: give a number >= 1")
+    processes = usable_cores() if processes is None else int(processes)
     model, out = Path(model), Path(out)
     cfg = load_scene_config(config) if isinstance(config, str | Path) else config or SceneConfig()
     part = load_part_model(model)
     check_writable(out, "--out", folder=True)
     resolved = _resolved(model.resolve(), part.mesh, int(frames), int(seed), cfg)
     _check_same_dataset(out, resolved)
-    try:
-        renderer = SampleRenderer(part, cfg, seed)  # the texture bank, the sensor profile
+    key = (str(model.resolve()), cfg.model_dump_json(), int(seed))
+    try:  # the texture bank, the sensor profile; forked workers start with this one
+        renderer = worker_renderer(*key, part=part)
     except ValueError as exc:  # a camera that does not scale to the image size
         raise InputError(
             config if isinstance(config, str | Path) else None, None, str(exc)
@@ -145,34 +136,38 @@ def generate_dataset(
     write_text_atomic(out / CONFIG_FILE, yaml.safe_dump(resolved, sort_keys=False))
     todo = [i for i in range(int(frames)) if not frame_done(out, i)]
     t0 = time.perf_counter()
-    if todo and (workers or address):
-        _render_on_ray(model, cfg, seed, out, todo, workers, address)
-    else:
-        done = 0
-        try:
+    labels: dict[int, tuple] = {}
+    try:
+        if todo and (workers or address):
+            labels = _render_on_ray(key, out, todo, workers, address)
+        elif processes > 1 and len(todo) > 1:
+            from sim2real.detect.frame_workers import render_in_processes
+
+            render_in_processes(key, out, todo, min(processes, len(todo)), labels, progress)
+        else:
             for i in todo:
-                write_frame(out, i, renderer.sample(i))
-                done += 1
+                write_sample(out, renderer, i, labels)
                 if progress is not None:
-                    progress(done, len(todo))
-        except KeyboardInterrupt:
-            raise InputError(
-                out,
-                None,
-                f"interrupted after {done} of {len(todo)} frames: the same command resumes",
-            ) from None
+                    progress(len(labels), len(todo))
+    except KeyboardInterrupt:
+        done = sum(frame_done(out, i) for i in todo)
+        raise InputError(
+            out, None, f"interrupted after {done} of {len(todo)} frames: the same command resumes"
+        ) from None
     seconds = time.perf_counter() - t0
-    write_labels(out, {i: renderer.labels(i) for i in range(int(frames))})
+    for i in range(int(frames)):  # frames already there: their draws alone (no rendering)
+        if i not in labels:
+            labels[i] = renderer.labels(i)
+    write_labels(out, labels)
     return DatasetResult(out, int(frames), len(todo), seconds)
 
 
-def _render_on_ray(model, cfg: SceneConfig, seed, out: Path, todo, workers, address) -> None:
+def _render_on_ray(key: tuple[str, str, int], out: Path, todo, workers, address) -> dict:
     from sim2real.core.ray_jobs import run_on_ray
+    from sim2real.detect.frame_workers import render_range
 
     n = max(workers, 1)
-    jobs = [
-        partial(render_range, str(model.resolve()), cfg.model_dump_json(), int(seed),
-                str(out.resolve()), chunk)
-        for chunk in _chunks(todo, n * CHUNKS_PER_WORKER)
-    ]  # fmt: skip
-    run_on_ray(jobs, address=address, workers=n)
+    jobs = [partial(render_range, *key, str(out.resolve()), chunk)
+            for chunk in _chunks(todo, n * CHUNKS_PER_WORKER)]  # fmt: skip
+    return {i: label for part in run_on_ray(jobs, address=address, workers=n)
+            for i, label in part.items()}  # fmt: skip
