@@ -10,7 +10,7 @@ from sim2real.core.camera import CameraIntrinsics
 from sim2real.core.mesh_io import Mesh
 from sim2real.detect.render_rgbd import SampleRenderer
 from sim2real.detect.scene_config import SceneConfig
-from sim2real.detect.shading import CameraLight, shade, shadow_visibility
+from sim2real.detect.shading import CameraLight, grid_visibility, shade, shadow_visibility
 from sim2real.sensors.render import DepthRenderer, render_scene
 from sim2real.sensors.scene import make_scene
 
@@ -87,6 +87,45 @@ def test_a_box_shadows_the_plane_where_geometry_says():
     normals = np.tile(np.array([0, 0, -1.0], np.float32), (5, 1))
     visible = shadow_visibility(renderer.test_occlusions, points.T, normals.T, [sun])[0]
     assert visible.tolist() == [False, False, True, True, True]
+
+
+def test_coarse_to_fine_shadows_equal_every_sample_with_fewer_rays():
+    # two square cards over a plane under a sun and a point light, 160x120: rays every 2nd
+    # pixel found coarse to fine give what one ray on every 2nd pixel gives when no shadow or
+    # surface is narrower than two samples (a box's side seen edge-on is: it can be missed),
+    # for far fewer rays
+    cam = CameraIntrinsics(fx=150.0, fy=150.0, cx=79.5, cy=59.5, width=160, height=120)
+    scene = make_scene([_plane(0.0), _plane(0.0, 0.08), _plane(0.0, 0.04)],
+                       [_shift(1.0), _shift(0.6), _shift(0.8) @ _shift_xy(0.15, 0.1)])  # fmt: skip
+    renderer = DepthRenderer(scene, cam)
+    frame = renderer.render_ideal()
+    points = np.moveaxis(cam.pixel_rays(), 2, 0) * frame.depth_m
+    normals = np.ascontiguousarray(np.moveaxis(frame.normal_cam, 2, 0))
+    lights = [
+        CameraLight("directional", np.array([0.5, 0.3, -0.81], np.float32), np.ones(3)),
+        CameraLight("point", np.array([-0.3, -0.2, 0.2], np.float32), np.ones(3), 1.0),
+    ]
+    rays = []
+
+    def counted(r, tfar):
+        rays.append(len(r))
+        return renderer.test_occlusions(r, tfar)
+
+    valid = frame.depth_m > 0
+    found = grid_visibility(counted, points, normals, valid, lights, 2)
+    every = shadow_visibility(counted, points[:, ::2, ::2].reshape(3, -1),
+                              normals[:, ::2, ::2].reshape(3, -1), lights)  # fmt: skip
+    every = every.reshape(2, 60, 80)
+    np.testing.assert_array_equal(found[:, ::2, ::2], every)
+    np.testing.assert_array_equal(found, np.repeat(np.repeat(every, 2, 1), 2, 2))
+    assert 0.05 < (~every).mean() < 0.5  # the cards shadow the plane
+    assert sum(rays[:-1]) < 0.5 * rays[-1]
+
+
+def _shift_xy(x_m: float, y_m: float) -> np.ndarray:
+    T = np.eye(4)
+    T[:2, 3] = x_m, y_m
+    return T
 
 
 FAST = SceneConfig(width_px=80, height_px=60, textures={"count": 20, "size_px": 16})

@@ -61,6 +61,7 @@ def write_sample(out: Path, renderer, index: int, labels: Labels) -> None:
 def render_range(model: str, cfg_json: str, seed: int, out: str, indices: list[int]) -> Labels:
     """Render and write frames ``indices`` (a Ray task): their labels."""
     renderer, labels = worker_renderer(model, cfg_json, seed), {}
+    renderer.cast_threads = 1  # a task of one CPU
     for i in indices:
         write_sample(Path(out), renderer, i, labels)
     return labels
@@ -68,7 +69,9 @@ def render_range(model: str, cfg_json: str, seed: int, out: str, indices: list[i
 
 def _start_worker(key: tuple[str, str, int], out: str, stop) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the caller's: it sets ``stop``
-    _worker.update(renderer=worker_renderer(*key), out=Path(out), stop=stop)
+    renderer = worker_renderer(*key)
+    renderer.cast_threads = 1  # the workers fill the cores: threads within each only contend
+    _worker.update(renderer=renderer, out=Path(out), stop=stop)
 
 
 def _render_chunk(indices: list[int]) -> Labels:

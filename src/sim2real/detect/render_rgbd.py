@@ -71,7 +71,10 @@ def _rotate(x: np.ndarray, R: np.ndarray) -> np.ndarray:
 class SampleRenderer:
     """Renders randomized samples of ``part`` (a Mesh or a PreparedModel) under ``cfg``; the
     texture bank (``cfg.textures.count`` textures) and the part's own ray-casting scene (for
-    its unoccluded silhouette) are built once, here."""
+    its unoccluded silhouette) are built once, here. ``cast_threads``: the ray casts' threads
+    (0: Open3D's choice; 1 in worker processes that fill the cores between them)."""
+
+    cast_threads: int = 0
 
     def __init__(self, part, cfg: SceneConfig | None = None, seed: int = 0):
         from sim2real.core.raycast import raycasting_scene
@@ -120,7 +123,7 @@ class SampleRenderer:
             for i, (s, T) in enumerate(zip(frame.surfaces, poses[:-1], strict=True))
         ]
         plane = GroundPlane(T_cam_world, frame.table_size_m)
-        return DepthRenderer(Scene(objects, plane), frame.camera), poses
+        return DepthRenderer(Scene(objects, plane), frame.camera, self.cast_threads), poses
 
     def sample(self, index: int) -> Sample:
         """Frame ``index``, rendered."""
@@ -233,7 +236,8 @@ class SampleRenderer:
         rays[..., :3] = T_part_cam[:3, 3]
         R = T_part_cam[:3, :3].astype(np.float32)
         rays[..., 3:] = _rotate(dirs.reshape(-1, 3), R).reshape(dirs.shape)
-        hit = self._part_scene.cast_rays(o3d.core.Tensor(rays))["t_hit"].numpy()
+        hit = self._part_scene.cast_rays(o3d.core.Tensor(rays), nthreads=self.cast_threads)
+        hit = hit["t_hit"].numpy()
         out[v0:v1, u0:u1] = np.isfinite(hit)
         return out
 

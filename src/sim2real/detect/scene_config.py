@@ -81,7 +81,11 @@ class LightTerm(_Ranged):
     shininess: Range = Field((4.0, 80.0), description="Blinn-Phong exponent per surface")
     shadows: bool = Field(True, description="cast shadows (one occlusion ray per light)")
     shadow_stride_px: int = Field(
-        2, ge=1, le=8, description="shadow rays on every n-th pixel per axis (nearest upsampling)"
+        2,
+        ge=1,
+        le=8,
+        description="shadow rays on every n-th pixel per axis, found coarse to fine (nearest "
+        "upsampling)",
     )
 
     @model_validator(mode="after")

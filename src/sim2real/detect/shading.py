@@ -1,6 +1,6 @@
 """Per-pixel shading of a ray cast: Lambert plus a Blinn-Phong specular lobe for point and
 directional lights, ambient light, and cast shadows from one occlusion ray per light on a
-subsampled pixel grid (nearest upsampling). Linear RGB; the camera's response is image_terms.
+subsampled pixel grid, found coarse to fine (nearest upsampling). Linear RGB; the camera's response is image_terms.
 
 Arrays are planar, (3, N) rather than (N, 3): every product is then a pass over contiguous
 rows (an (N, 3) einsum or row gather took 5-10x as long at 320x240, benchmarks/RESULTS.md)."""
@@ -94,24 +94,29 @@ def shadow_visibility(
     points: np.ndarray,
     normals: np.ndarray,
     lights: list[CameraLight],
+    needed: np.ndarray | None = None,
 ) -> np.ndarray:
     """(L, N) bool: whether each point ((3, N), camera frame) sees each light, from one
     occlusion ray per point and light (``test_occlusions(rays (M, 6), tfar) -> (M,) bool``,
     the renderer's scene); rays start ``SHADOW_OFFSET_M`` off the surface. A point whose
-    surface faces away from a light is unlit by it anyway: no ray, False."""
+    surface faces away from a light is unlit by it anyway: no ray, False. ``needed``: (L, N)
+    bool, the (light, point) pairs to find (the others come back False; None: all)."""
     n, k = points.shape[1], len(lights)
     visible = np.zeros((k, n), bool)
     if n == 0 or k == 0:
         return visible
     origins = (points + normals * np.float32(SHADOW_OFFSET_M)).astype(np.float32)
     batches, which = [], []
-    for light in lights:
+    for i, light in enumerate(lights):
         vector = np.asarray(light.vector, np.float32)[:, None]
         if light.kind == "directional":
             d = np.broadcast_to(vector * np.float32(SUN_SHADOW_M), origins.shape)
         else:
             d = vector - origins
-        facing = np.flatnonzero(_dot(normals, d) > 0)
+        facing = _dot(normals, d) > 0
+        if needed is not None:
+            facing &= needed[i]
+        facing = np.flatnonzero(facing)
         rays = np.empty((len(facing), 6), np.float32)
         for c in range(3):
             np.take(origins[c], facing, out=rays[:, c])
@@ -136,21 +141,46 @@ def grid_visibility(
     lights: list[CameraLight],
     stride: int,
 ) -> np.ndarray:
-    """(L, H, W) bool light visibility from shadow rays on every ``stride``-th pixel per axis
-    (where ``valid``), upsampled by nearest neighbour. points, normals: (3, H, W) camera
-    frame; valid: (H, W)."""
+    """(L, H, W) bool light visibility on every ``stride``-th pixel per axis (where ``valid``),
+    upsampled by nearest neighbour. Found coarse to fine: shadow rays first on every second
+    sample of that grid, then only on the samples between coarse ones that disagree (a
+    shadow's border, a surface turning from the light); a sample amid agreeing ones takes
+    their value. A shadow narrower than two samples can fall between coarse samples and be
+    missed; it cost half the rays of the whole grid on randomized frames. points, normals:
+    (3, H, W) camera frame; valid: (H, W)."""
     h, w = valid.shape
     sub = valid[::stride, ::stride]
-    where = np.flatnonzero(sub)
-
-    def pick(a):
-        return a[:, ::stride, ::stride].reshape(3, -1)[:, where]
-
-    vis_sub = np.ones((len(lights), *sub.shape), bool)
-    vis_sub.reshape(len(lights), -1)[:, where] = shadow_visibility(
-        test_occlusions, pick(points), pick(normals), lights
+    hs, ws = sub.shape
+    pts = points[:, ::stride, ::stride]
+    nrm = normals[:, ::stride, ::stride]
+    n_lights = len(lights)
+    coarse_valid = sub[::2, ::2]
+    coarse = np.ones((n_lights, *coarse_valid.shape), bool)  # no surface: lit (never shaded)
+    where = np.flatnonzero(coarse_valid)
+    coarse.reshape(n_lights, -1)[:, where] = shadow_visibility(
+        test_occlusions,
+        pts[:, ::2, ::2].reshape(3, -1)[:, where],
+        nrm[:, ::2, ::2].reshape(3, -1)[:, where],
+        lights,
     )
+    # each sample's coarse neighbours: rows i // 2 and (i + 1) // 2, the same for columns
+    r0, c0 = np.arange(hs) // 2, np.arange(ws) // 2
+    r1 = np.minimum((np.arange(hs) + 1) // 2, coarse.shape[1] - 1)
+    c1 = np.minimum((np.arange(ws) + 1) // 2, coarse.shape[2] - 1)
+    corners = [coarse[:, r][:, :, c] for r in (r0, r1) for c in (c0, c1)]
+    all_lit = corners[0] & corners[1] & corners[2] & corners[3]
+    any_lit = corners[0] | corners[1] | corners[2] | corners[3]
+    needed = (all_lit != any_lit) & sub
+    needed[:, ::2, ::2] = False  # the coarse samples themselves are known
+    vis = all_lit.reshape(n_lights, -1)  # at the coarse samples: their own value
+    cells = np.flatnonzero(needed.any(axis=0))
+    if cells.size:
+        need = needed.reshape(n_lights, -1)[:, cells]
+        found = shadow_visibility(test_occlusions, pts.reshape(3, -1)[:, cells],
+                                  nrm.reshape(3, -1)[:, cells], lights, need)  # fmt: skip
+        vis[:, cells] = np.where(need, found, vis[:, cells])
+    vis = vis.reshape(n_lights, hs, ws)
     if stride == 1:
-        return vis_sub
-    full = np.repeat(np.repeat(vis_sub, stride, axis=1), stride, axis=2)
+        return vis
+    full = np.repeat(np.repeat(vis, stride, axis=1), stride, axis=2)
     return full[:, :h, :w]

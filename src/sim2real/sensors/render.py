@@ -122,14 +122,16 @@ class DepthRenderer:
     """Casts camera rays into a fixed scene; build once, render many frames.
 
     The scene's meshes are placed in the camera frame once (Open3D builds its BVH on the first
-    cast); every ``render`` then costs one ray cast plus the sensor model.
+    cast); every ``render`` then costs one ray cast plus the sensor model. ``threads``: the
+    casts' threads (0: Open3D's choice, every core; 1 where processes already fill the cores).
     """
 
-    def __init__(self, scene: Scene, camera: CameraIntrinsics):
+    def __init__(self, scene: Scene, camera: CameraIntrinsics, threads: int = 0):
         import open3d as o3d
 
         self.scene = scene
         self.camera = camera
+        self.threads = int(threads)
         self._o3d = o3d
         self._raycaster = o3d.t.geometry.RaycastingScene()
         self._id_of_geometry: dict[int, int] = {}
@@ -175,7 +177,7 @@ class DepthRenderer:
             full = np.zeros((*directions.shape[:2], 6), dtype=np.float32)
             full[..., 3:] = directions
             rays = self._o3d.core.Tensor.from_numpy(full)
-        out = self._raycaster.cast_rays(rays)
+        out = self._raycaster.cast_rays(rays, nthreads=self.threads)
         keys = ("t_hit", "geometry_ids", "primitive_normals", "primitive_ids", "primitive_uvs")
         return {k: out[k].numpy() for k in keys}
 
@@ -184,7 +186,10 @@ class DepthRenderer:
         0 < t < ``tfar``, t in units of the direction's length (shadow rays toward lights)."""
         o3c = self._o3d.core
         hit = self._raycaster.test_occlusions(
-            o3c.Tensor(np.ascontiguousarray(rays, np.float32)), tnear=0.0, tfar=float(tfar)
+            o3c.Tensor(np.ascontiguousarray(rays, np.float32)),
+            tnear=0.0,
+            tfar=float(tfar),
+            nthreads=self.threads,
         )
         return hit.numpy()
 
