@@ -102,9 +102,10 @@ def render_in_processes(
 ) -> None:
     """Frames ``todo`` of dataset ``key`` (model, config JSON, seed; its renderer already
     built here, see ``worker_renderer``) written into ``out`` by ``processes`` worker
-    processes, their labels into ``labels``; ``progress(done, total)`` after each task. On an error or an interrupt here
-    (KeyboardInterrupt, also from ``progress``) every worker finishes the frame it is on and
-    stops, then the error is raised: no file is left half-written."""
+    processes, their labels into ``labels``; ``progress(done, total)`` after each task. On
+    an error or an interrupt here (KeyboardInterrupt, also from ``progress``) every worker
+    finishes the frame it is on and stops, then the error is raised: no file is left
+    half-written."""
     context = multiprocessing.get_context(
         "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
     )

@@ -1,6 +1,7 @@
 """Per-pixel shading of a ray cast: Lambert plus a Blinn-Phong specular lobe for point and
 directional lights, ambient light, and cast shadows from one occlusion ray per light on a
-subsampled pixel grid, found coarse to fine (nearest upsampling). Linear RGB; the camera's response is image_terms.
+subsampled pixel grid, found coarse to fine (nearest upsampling). Linear RGB; the camera's
+response is image_terms.
 
 Arrays are planar, (3, N) rather than (N, 3): every product is then a pass over contiguous
 rows (an (N, 3) einsum or row gather took 5-10x as long at 320x240, benchmarks/RESULTS.md)."""
