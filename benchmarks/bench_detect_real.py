@@ -1,6 +1,6 @@
 """The detector trained only in simulation, judged on real frames: the shared ViSP RGB-D
-sequence (the 8.5 cm cube, reference poses in scene_gt.json) and the M3T colour frame (the
-triangle, M3T's pose). Prints the median 3D error of the bounding-box centre, its 2D error in
+sequence (the 8.5 cm cube, reference poses in scene_gt.json) and the M3T frame (the triangle,
+M3T's pose; its depth camera's frame moved into the colour camera). Prints the median 3D error of the bounding-box centre, its 2D error in
 the image's own pixels, the depth error and the detection rate, for the detector as shipped
 (peaks checked against the depth, detect/verify.py) and for its network alone (the highest
 peak: Tobin's measure); the baseline in the same run is the centre of the image at the median
@@ -33,9 +33,12 @@ def visp_frames(root: Path):
 
 
 def m3t_frames(root: Path):
-    from sim2real.core.camera_io import load_camera, load_camera_pose
-    from sim2real.core.image_io import read_rgb
+    """The M3T colour frame with its depth frame moved into the colour camera (two cameras,
+    their poses in the camera files: what `detect run --frames DEPTH --camera DEPTH_CAM
+    --color RGB --color-camera RGB_CAM` reads), and M3T's pose of the triangle."""
+    from sim2real.core.camera_io import load_camera_pose
     from sim2real.core.pose import invert_pose, load_pose_file
+    from sim2real.tracking.sequence import load_sequence
 
     d = root / "depth-m3t"
     T = (
@@ -43,8 +46,10 @@ def m3t_frames(root: Path):
         @ load_pose_file(d / "triangle_pose_optimizer_test.txt")
         @ load_pose_file(d / "triangle.yaml")
     )
-    K = load_camera(d / "color_camera.yaml").K
-    return [(200, read_rgb(d / "color_camera_image_200.png"), None, K, T)]
+    depth = [d / "depth_camera_image_200.png"]
+    seq = load_sequence(depth, d / "depth_camera.yaml", color=[d / "color_camera_image_200.png"],
+                        color_camera=d / "color_camera.yaml")  # fmt: skip
+    return [(frame, rgb, z, K, T) for frame, rgb, z, K, _ in sequence_frames(seq, depth)]
 
 
 class _Blind:

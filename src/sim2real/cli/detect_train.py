@@ -82,6 +82,14 @@ def run_cmd(
         Path | None,
         typer.Option("--color-camera", help="The colour camera when not registered to depth."),
     ] = None,
+    extrinsic: Annotated[
+        str | None,
+        typer.Option(
+            "--extrinsic",
+            help="T_depth_color: the colour camera's pose in the depth camera's frame (numbers "
+            "or a file); default identity, or from two M3T camera files.",
+        ),
+    ] = None,
     model: Annotated[
         Path | None,
         typer.Option("--model", help="The part: checked to be the one the detector knows."),
@@ -90,8 +98,9 @@ def run_cmd(
     """Detect the part in each frame; write found, confidence, position_m (and T_cam_part).
 
     Frames: a BOP-like folder (rgb/, depth/), depth images with their colour images
-    (--frames DEPTH --color RGB), or colour images alone (--color RGB --camera CAM); depth,
-    where registered to the colour, checks each detection."""
+    (--frames DEPTH --color RGB), or colour images alone (--color RGB --camera CAM). The
+    depth checks each detection; depth from another camera (--color-camera, --extrinsic) is
+    moved into the colour camera first."""
     import json
 
     from sim2real.core.atomic import check_writable, write_text_atomic
@@ -110,7 +119,12 @@ def run_cmd(
         detector.check_model(load_part(model).mesh, model)
     if frames:
         source = frames[0] if len(frames) == 1 and frames[0].is_dir() else list(frames)
-        sequence = load_sequence(source, camera, color=color, color_camera=color_camera)
+        from sim2real.core.pose import parse_pose
+
+        T_depth_color = None if extrinsic is None else parse_pose(extrinsic, field="--extrinsic")
+        sequence = load_sequence(
+            source, camera, color=color, color_camera=color_camera, T_depth_color=T_depth_color
+        )
         inputs = sequence_frames(sequence, source)
     else:
         inputs = color_frames(color, camera or color_camera)

@@ -132,7 +132,9 @@ def run_cmd(
         from sim2real.tracking.proposals import detector_proposer
 
         color_camera = sequence.color_camera or sequence.camera
-        proposer = detector_proposer(spec[7:], part.mesh, color_camera, sequence.T_depth_color)
+        proposer = detector_proposer(
+            spec[7:], part.mesh, color_camera, sequence.T_depth_color, sequence.camera
+        )
     T_init = (
         None
         if spec.lower() == "auto" or proposer is not None

@@ -65,7 +65,9 @@ def detect_sequence(detector: Detector, frames: Iterable[tuple]) -> DetectRun:
 
 def sequence_frames(sequence, source):
     """(frame id, rgb, depth or None, K, T_cam_part or None) of each frame of a tracking
-    ``Sequence``, in the colour camera; depth only when registered to the colour."""
+    ``Sequence``, in the colour camera: depth not registered to the colour (another camera,
+    ``--color-camera`` / ``--extrinsic``) is moved into it first (``depth_in_camera``)."""
+    from sim2real.core.depth_register import depth_in_camera
     from sim2real.core.pose import invert_pose
 
     if not sequence.has_color:
@@ -74,15 +76,18 @@ def sequence_frames(sequence, source):
     registered = sequence.color_camera is None and (
         sequence.T_depth_color is None or np.allclose(sequence.T_depth_color, np.eye(4))
     )
-    K = (sequence.color_camera or sequence.camera).K
+    color_camera = sequence.color_camera or sequence.camera
     T_color_depth = (
         np.eye(4) if sequence.T_depth_color is None else invert_pose(sequence.T_depth_color)
     )
     gt = sequence.gt or {}
     for i, frame in enumerate(sequence.frame_ids):
-        depth = sequence.read(i) if registered else None
+        depth = sequence.read(i)
+        if not registered:
+            depth = depth_in_camera(depth, sequence.camera, color_camera, T_color_depth)
         T = gt.get(frame)
-        yield frame, sequence.read_color(i), depth, K, None if T is None else T_color_depth @ T
+        yield (frame, sequence.read_color(i), depth, color_camera.K,
+               None if T is None else T_color_depth @ T)  # fmt: skip
 
 
 def color_images(color: list[Path]) -> tuple[list[int], list[Path]]:

@@ -80,24 +80,31 @@ def detector_proposer(
     mesh: Mesh,
     color_camera: CameraIntrinsics,
     T_depth_color: np.ndarray | None = None,
+    depth_camera: CameraIntrinsics | None = None,
 ) -> Proposer:
     """Proposals from a detector trained with ``sim2real detect train`` for ``mesh`` (another
     part is a one-line error): its pose from the keypoints when it has one, then the coarse
-    orientations (:func:`coarse_rotations`) at its position. Colour of ``color_camera``; depth is handed to the detector
-    only when registered to colour (``T_depth_color`` None or identity)."""
+    orientations (:func:`coarse_rotations`) at its position. Colour of ``color_camera``; the
+    depth of ``depth_camera`` (None: the colour camera) moved into it first when the two are
+    not registered (``T_depth_color`` not identity, or other intrinsics)."""
+    from sim2real.core.depth_register import depth_in_camera
+    from sim2real.core.pose import invert_pose
     from sim2real.detect.detector import detect_frame, load_detector
 
     detector = load_detector(detector_dir)
     detector.check_model(mesh, detector_dir)
     centre = detector.geometry.centre_part_m
     T_dc = np.eye(4) if T_depth_color is None else np.asarray(T_depth_color, float)
-    registered = np.allclose(T_dc, np.eye(4), atol=1e-9)
+    depth_camera = depth_camera or color_camera
+    registered = np.allclose(T_dc, np.eye(4), atol=1e-9) and depth_camera == color_camera
     rotations = coarse_rotations()
 
     def propose(depth: np.ndarray, color: np.ndarray | None) -> list[np.ndarray]:
         if color is None:
             return []
-        found = detect_frame(detector, color, depth if registered else None, color_camera.K)
+        if not registered:
+            depth = depth_in_camera(depth, depth_camera, color_camera, invert_pose(T_dc))
+        found = detect_frame(detector, color, depth, color_camera.K)
         if not found.found or found.position_m is None:  # the detector's own confidence bar
             return []
         in_color = [] if found.T_cam_part is None else [found.T_cam_part]
