@@ -2,7 +2,7 @@
 (``render_range``) and frame chunks in local worker processes (``render_in_processes``).
 
 Each worker holds one SampleRenderer per dataset. Local workers are forked from the caller
-where the platform forks, so they start with the caller's renderer (its texture bank takes a
+on Linux, so they start with the caller's renderer (its texture bank takes a
 second to build) instead of building their own. Frame i depends on (seed, i) alone: which
 worker renders it does not change its bytes."""
 
@@ -11,6 +11,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -106,9 +107,9 @@ def render_in_processes(
     an error or an interrupt here (KeyboardInterrupt, also from ``progress``) every worker
     finishes the frame it is on and stops, then the error is raised: no file is left
     half-written."""
-    context = multiprocessing.get_context(
-        "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-    )
+    # fork on Linux (the workers start with this process's renderer); spawn elsewhere (macOS
+    # system libraries do not survive a fork), each worker then building its own
+    context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
     stop = context.Event()
     pool = context.Pool(processes, initializer=_start_worker, initargs=(key, str(out), stop))
     try:
