@@ -64,8 +64,8 @@ def detect_sequence(detector: Detector, frames: Iterable[tuple]) -> DetectRun:
 
 
 def sequence_frames(sequence, source):
-    """(frame id, rgb, depth or None, K, T_cam_part or None) of each frame of a tracking
-    ``Sequence``, in the colour camera: depth not registered to the colour (another camera,
+    """(frame id, rgb, depth, K, T_cam_part or None) of each frame of a tracking ``Sequence``,
+    in the colour camera: depth not registered to the colour (another camera,
     ``--color-camera`` / ``--extrinsic``) is moved into it first (``depth_in_camera``)."""
     from sim2real.core.depth_register import depth_in_camera
     from sim2real.core.pose import invert_pose
