@@ -104,6 +104,14 @@ def test_sweep_keeps_the_best_on_validation_and_continues(tmp_path):
     )
     assert (tmp_path / "seed-1" / "metrics.csv").read_text() == metrics  # nothing retrained
     assert again.best.seed == sweep.best.seed
+    # `--resume` without `--steps`: every seed finishes its own run's total, not the settings'
+    longer = {**kw, "train_config": cfg.model_copy(update={"total_env_steps": 8 * 16 * 4})}
+    train_seeds(tmp_path, ENV, [0, 1], train_kw=longer, validation=worlds, episodes=4,
+                run_jobs=runner, own_totals=True)  # fmt: skip
+    assert (tmp_path / "seed-1" / "metrics.csv").read_text() == metrics
+    train_seeds(tmp_path, ENV, [0, 1], train_kw=longer, validation=worlds, episodes=4,
+                run_jobs=runner)  # fmt: skip
+    assert len((tmp_path / "seed-1" / "metrics.csv").read_text().splitlines()) == 5  # to 4
 
 
 def test_sweep_takes_the_next_stage_for_every_seed(tmp_path):

@@ -91,8 +91,9 @@ def train_cmd(
         bool,
         typer.Option(
             "--resume",
-            help="Continue the run in OUT (with --seeds: every seed's) where it stopped; with "
-            "--dr / --env-config on those from here on (a curriculum's next stage).",
+            help="Continue the run in OUT (with --seeds: every seed's) where it stopped, to its "
+            "own total (--steps: to that); with --dr / --env-config on those from here on (a "
+            "curriculum's next stage).",
         ),
     ] = False,
     workers: Annotated[
@@ -164,7 +165,7 @@ def train_cmd(
         sweep = train_seeds(
             out, env, parse_seeds(seeds), train_kw=kw,
             validation=validation or reality_sets(env).validation,
-            new_conditions=new_conditions,
+            new_conditions=new_conditions, own_totals=resume and steps is None,
             **({"run_jobs": ray_runner(address, workers=workers or 1)} if on_ray else {}),
         )  # fmt: skip
         for line in sweep.lines():

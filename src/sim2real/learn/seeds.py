@@ -145,13 +145,17 @@ def train_one_seed(
     seed: int,
     train_kw: dict[str, Any],
     new_conditions: dict[str, Any] | None = None,
+    own_total: bool = False,
 ) -> dict:
     """One seed's training (resumed when its folder holds a saved run, on ``new_conditions``
-    when given: the sweep's next stage); its summary figures."""
+    when given: the sweep's next stage; to the run's own total when ``own_total``, else to
+    ``train_config``'s); its summary figures."""
     from sim2real.learn.train import TRAIN_STATE_FILE, train
 
-    cfg = train_kw["train_config"].model_copy(update={"seed": seed})
     resume = (run_dir / TRAIN_STATE_FILE).is_file()
+    cfg = train_kw["train_config"].model_copy(update={"seed": seed})
+    if resume and own_total:
+        cfg = None  # train() takes the run's own settings
     kw = {**train_kw, "train_config": cfg, "new_conditions": new_conditions}
     result = train(run_dir, env_id, **kw, resume=resume, quiet=True)
     return {
@@ -174,13 +178,15 @@ def train_seeds(
     eval_seed: int = 7,
     run_jobs: JobRunner | None = None,
     new_conditions: dict[str, Any] | None = None,
+    own_totals: bool = False,
 ) -> SeedSweep:
     """Train ``seeds`` into ``out/seed-<k>`` and keep the best on ``validation`` (reality names
     or paths). ``train_kw``: :func:`sim2real.learn.train.train`'s keywords (``train_config``
     required; its seed is replaced; of a seed that resumes, only its ``total_env_steps``).
     ``new_conditions`` (``dr`` and / or ``env_config``): the sweep's next stage, every seed's
-    run resumed on them (each seed must hold a run). Realities are loaded before any training,
-    so a bad one fails first."""
+    run resumed on them (each seed must hold a run). ``own_totals``: a seed that resumes
+    finishes its own run's total (``--resume`` without ``--steps``), not ``train_config``'s.
+    Realities are loaded before any training, so a bad one fails first."""
     from sim2real.learn.evaluate import evaluate_policy
     from sim2real.learn.policy import load_policy
     from sim2real.learn.reality import load_reality
@@ -203,7 +209,7 @@ def train_seeds(
     cfg = train_kw["train_config"]
     run_jobs = run_jobs or local_runner(default_workers(cfg.torch_threads))
     jobs = [
-        partial(train_one_seed, seed_dir(out, s), env_id, s, train_kw, new_conditions)
+        partial(train_one_seed, seed_dir(out, s), env_id, s, train_kw, new_conditions, own_totals)
         for s in seeds
     ]
     trained = run_jobs(jobs)
