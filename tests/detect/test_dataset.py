@@ -1,7 +1,8 @@
 """The BOP dataset writer: files read back equal the samples (poses round-trip), an
 interrupted run resumes to the same bytes (in one process and over worker processes), worker
-processes and Ray shards write what one process writes, a folder of another config is
-refused, bad input through the CLI is one line and writes nothing."""
+processes and Ray shards write what one process writes (and frames kept in memory for
+training equal one process's), a folder of another config is refused, bad input through the
+CLI is one line and writes nothing."""
 
 from __future__ import annotations
 
@@ -163,3 +164,20 @@ def test_ray_shards_write_what_a_local_run_writes(part_file, tmp_path):
     result = generate_dataset(part_file, sharded, 4, seed=9, config=SMALL, workers=2)
     assert result.rendered == 4
     assert _files(sharded) == _files(local)
+
+
+def test_frames_in_memory_from_worker_processes_equal_one_process(part_file):
+    from sim2real.detect.frame_workers import worker_renderer
+    from sim2real.detect.sim_data import render_frames
+
+    key = (str(part_file), SMALL.model_dump_json(), 6)
+    renderer = worker_renderer(*key)
+    seen = []
+    two = render_frames(renderer, range(10), lambda d, n: seen.append(d), key=key, processes=2)
+    one = render_frames(renderer, range(10))
+    np.testing.assert_array_equal(two.rgb, one.rgb)
+    np.testing.assert_array_equal(two.depth_m, one.depth_m)
+    for a, b in zip(two.labels, one.labels, strict=True):
+        np.testing.assert_array_equal(a.T_cam_part, b.T_cam_part)
+        assert a.visible_px == b.visible_px
+    assert seen[-1] == 10 and len(seen) >= 2

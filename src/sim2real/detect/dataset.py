@@ -143,10 +143,11 @@ def generate_dataset(
         elif processes > 1 and len(todo) > 1:
             from sim2real.detect.frame_workers import render_in_processes
 
-            render_in_processes(key, out, todo, min(processes, len(todo)), labels, progress)
+            task = partial(write_sample, out)
+            render_in_processes(key, todo, min(processes, len(todo)), task, labels, progress)
         else:
             for i in todo:
-                write_sample(out, renderer, i, labels)
+                labels[i] = write_sample(out, renderer, i)
                 if progress is not None:
                     progress(len(labels), len(todo))
     except KeyboardInterrupt:

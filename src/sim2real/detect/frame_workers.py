@@ -1,5 +1,6 @@
-"""A dataset's frames rendered away from the caller: frame ranges as Ray tasks
-(``render_range``) and frame chunks in local worker processes (``render_in_processes``).
+"""Randomized frames rendered away from the caller: a dataset's frame ranges as Ray tasks
+(``render_range``), and any per-frame task (writing a dataset's files, keeping frames in
+memory for training) over frame chunks in local worker processes (``render_in_processes``).
 
 Each worker holds one SampleRenderer per dataset. Local workers are forked from the caller
 on Linux, so they start with the caller's renderer (its texture bank takes a
@@ -46,44 +47,39 @@ def worker_renderer(model: str, cfg_json: str, seed: int, part=None):
     return _renderers[key]
 
 
-Labels = dict[int, tuple]
-"""Frame index -> (T_cam_part, camera) of the frames a task wrote (scene_gt / scene_camera)."""
-
-
-def write_sample(out: Path, renderer, index: int, labels: Labels) -> None:
-    """Render frame ``index``, write its files, keep its labels."""
+def write_sample(out: Path, renderer, index: int) -> tuple:
+    """Render frame ``index`` and write its files; its labels (T_cam_part, camera) for
+    scene_gt / scene_camera."""
     from sim2real.detect.bop_writer import write_frame
 
     sample = renderer.sample(index)
     write_frame(out, index, sample)
-    labels[index] = (sample.T_cam_part, sample.camera)
+    return sample.T_cam_part, sample.camera
 
 
-def render_range(model: str, cfg_json: str, seed: int, out: str, indices: list[int]) -> Labels:
-    """Render and write frames ``indices`` (a Ray task): their labels."""
-    renderer, labels = worker_renderer(model, cfg_json, seed), {}
+def render_range(model: str, cfg_json: str, seed: int, out: str, indices: list[int]) -> dict:
+    """Render and write frames ``indices`` (a Ray task): their labels by index."""
+    renderer = worker_renderer(model, cfg_json, seed)
     renderer.cast_threads = 1  # a task of one CPU
-    for i in indices:
-        write_sample(Path(out), renderer, i, labels)
-    return labels
+    return {i: write_sample(Path(out), renderer, i) for i in indices}
 
 
-def _start_worker(key: tuple[str, str, int], out: str, stop) -> None:
+def _start_worker(key: tuple[str, str, int], task: Callable, stop) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the caller's: it sets ``stop``
     renderer = worker_renderer(*key)
     renderer.cast_threads = 1  # the workers fill the cores: threads within each only contend
-    _worker.update(renderer=renderer, out=Path(out), stop=stop)
+    _worker.update(renderer=renderer, task=task, stop=stop)
 
 
-def _render_chunk(indices: list[int]) -> Labels:
-    """Frames ``indices`` in a local worker, stopping before the next frame once told: the
-    labels of those written."""
-    labels: Labels = {}
+def _render_chunk(indices: list[int]) -> dict:
+    """``task`` of frames ``indices`` in a local worker, stopping before the next frame once
+    told: the values of those done, by index."""
+    done = {}
     for i in indices:
         if _worker["stop"].is_set():
             break
-        write_sample(_worker["out"], _worker["renderer"], i, labels)
-    return labels
+        done[i] = _worker["task"](_worker["renderer"], i)
+    return done
 
 
 def chunks(indices: list[int], processes: int) -> list[list[int]]:
@@ -95,28 +91,28 @@ def chunks(indices: list[int], processes: int) -> list[list[int]]:
 
 def render_in_processes(
     key: tuple[str, str, int],
-    out: Path,
     todo: list[int],
     processes: int,
-    labels: Labels,
+    task: Callable,
+    results: dict,
     progress: Callable[[int, int], None] | None = None,
 ) -> None:
-    """Frames ``todo`` of dataset ``key`` (model, config JSON, seed; its renderer already
-    built here, see ``worker_renderer``) written into ``out`` by ``processes`` worker
-    processes, their labels into ``labels``; ``progress(done, total)`` after each task. On
-    an error or an interrupt here (KeyboardInterrupt, also from ``progress``) every worker
-    finishes the frame it is on and stops, then the error is raised: no file is left
-    half-written."""
+    """``task(renderer, index)`` of every frame of ``todo`` in ``processes`` worker processes,
+    each with the renderer of ``key`` (model, config JSON, seed; built here first, see
+    ``worker_renderer``; ``task`` a module-level function or a partial of one); the values
+    into ``results`` by index, ``progress(done, total)`` after each chunk. On an error or an
+    interrupt here (KeyboardInterrupt, also from ``progress``) every worker finishes the frame
+    it is on and stops, then the error is raised: no file is left half-written."""
     # fork on Linux (the workers start with this process's renderer); spawn elsewhere (macOS
     # system libraries do not survive a fork), each worker then building its own
     context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
     stop = context.Event()
-    pool = context.Pool(processes, initializer=_start_worker, initargs=(key, str(out), stop))
+    pool = context.Pool(processes, initializer=_start_worker, initargs=(key, task, stop))
     try:
-        for written in pool.imap_unordered(_render_chunk, chunks(todo, processes)):
-            labels.update(written)
+        for done in pool.imap_unordered(_render_chunk, chunks(todo, processes)):
+            results.update(done)
             if progress is not None:
-                progress(len(labels), len(todo))
+                progress(len(results), len(todo))
     except BaseException:
         stop.set()
         pool.close()

@@ -104,20 +104,34 @@ def _crops(rgb, depth, labels, geometry, crop_px, rng, zoom=None):
     return out_rgb, out_depth, out_labels
 
 
-def render_frames(renderer, indices, progress=None) -> FrameSet:
+def frame_record(renderer, index: int) -> tuple[np.ndarray, np.ndarray, Label]:
+    """(rgb, float16 depth, label) of frame ``index`` of a ``SampleRenderer``."""
+    s = renderer.sample(int(index))
+    h, w = s.rgb.shape[:2]
+    label = Label(h, w, np.asarray(s.T_cam_part), np.asarray(s.K), int(s.mask.sum()))
+    return s.rgb, s.depth_m.astype(np.float16), label
+
+
+def render_frames(renderer, indices, progress=None, key=None, processes: int = 1) -> FrameSet:
     """Render the frames ``indices`` of a ``SampleRenderer`` into memory; ``progress(i, n)``
-    is called after each."""
-    indices = list(indices)
-    rgb, depth, labels = [], [], []
-    for n, index in enumerate(indices):
-        s = renderer.sample(int(index))
-        rgb.append(s.rgb)
-        depth.append(s.depth_m.astype(np.float16))
-        h, w = s.rgb.shape[:2]
-        labels.append(Label(h, w, np.asarray(s.T_cam_part), np.asarray(s.K), int(s.mask.sum())))
-        if progress is not None:
-            progress(n + 1, len(indices))
-    return FrameSet(np.stack(rgb), np.stack(depth), labels)
+    as they come. ``processes`` > 1 with ``key`` (the renderer's, built by
+    ``frame_workers.worker_renderer``): in that many worker processes (the same frames)."""
+    indices = [int(i) for i in indices]
+    if processes > 1 and key is not None and len(indices) > 1:
+        from sim2real.detect.frame_workers import render_in_processes
+
+        done: dict = {}
+        render_in_processes(key, indices, min(processes, len(indices)), frame_record, done,
+                            progress)  # fmt: skip
+        records = [done[i] for i in indices]
+    else:
+        records = []
+        for i in indices:
+            records.append(frame_record(renderer, i))
+            if progress is not None:
+                progress(len(records), len(indices))
+    return FrameSet(np.stack([r[0] for r in records]), np.stack([r[1] for r in records]),
+                    [r[2] for r in records])  # fmt: skip
 
 
 def concat(a: FrameSet, b: FrameSet) -> FrameSet:

@@ -177,7 +177,7 @@ def train_detector(model: str | Path, cfg: TrainConfig, progress=None) -> TrainR
     ``progress(stage, done, total)`` reports rendering (frames) and training (% of the budget)."""
     import torch
 
-    from sim2real.detect.render_rgbd import SampleRenderer
+    from sim2real.detect.frame_workers import usable_cores, worker_renderer
     from sim2real.models.part import load_part
 
     torch.set_num_threads(cfg.threads)
@@ -187,11 +187,13 @@ def train_detector(model: str | Path, cfg: TrainConfig, progress=None) -> TrainR
     scene = cfg.scene.model_copy(
         update={"width_px": cfg.network.width_px, "height_px": cfg.network.height_px}
     )
-    renderer = SampleRenderer(part, scene, seed=cfg.seed)
+    key = (str(model), scene.model_dump_json(), int(cfg.seed))
+    renderer = worker_renderer(*key, part=part)  # worker processes start with this one
     t0 = time.perf_counter()
     report = (lambda d, n: progress("render", d, n)) if progress else None
-    train = render_frames(renderer, range(cfg.frames), report)
-    val = render_frames(renderer, range(cfg.frames, cfg.frames + cfg.val_frames), report)
+    every = {"key": key, "processes": usable_cores()}
+    train = render_frames(renderer, range(cfg.frames), report, **every)
+    val = render_frames(renderer, range(cfg.frames, cfg.frames + cfg.val_frames), report, **every)
     render_s = time.perf_counter() - t0
 
     net = build_network(cfg.network)
