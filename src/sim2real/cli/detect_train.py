@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from sim2real.cli.track_run import ExtrinsicOption
 from sim2real.core.errors import InputError
 
 
@@ -82,14 +83,7 @@ def run_cmd(
         Path | None,
         typer.Option("--color-camera", help="The colour camera when not registered to depth."),
     ] = None,
-    extrinsic: Annotated[
-        str | None,
-        typer.Option(
-            "--extrinsic",
-            help="T_depth_color: the colour camera's pose in the depth camera's frame (numbers "
-            "or a file); default identity, or from two M3T camera files.",
-        ),
-    ] = None,
+    extrinsic: ExtrinsicOption = None,
     model: Annotated[
         Path | None,
         typer.Option("--model", help="The part: checked to be the one the detector knows."),

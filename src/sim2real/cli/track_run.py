@@ -9,6 +9,15 @@ import typer
 
 from sim2real.core.errors import InputError
 
+ExtrinsicOption = Annotated[
+    str | None,
+    typer.Option(
+        "--extrinsic",
+        help="T_depth_color: the colour camera's pose in the depth camera's frame (numbers "
+        "or a file); default identity, or from two M3T camera files.",
+    ),
+]
+
 
 def run_cmd(
     mesh: Annotated[
@@ -62,14 +71,7 @@ def run_cmd(
             help="The colour camera's intrinsics when colour is not registered to depth.",
         ),
     ] = None,
-    extrinsic: Annotated[
-        str | None,
-        typer.Option(
-            "--extrinsic",
-            help="T_depth_color: the colour camera's pose in the depth camera's frame (numbers "
-            "or a file); default identity, or from two M3T camera files.",
-        ),
-    ] = None,
+    extrinsic: ExtrinsicOption = None,
     align_color: Annotated[
         bool,
         typer.Option(

@@ -22,7 +22,8 @@ def depth_in_camera(
     (Open3D's unprojection and z-buffered projection). A depth pixel is split into k x k
     samples across its footprint (k: how many target pixels one depth pixel spans, rounded up)
     so that a surface stays whole in a finer camera; surfaces the depth camera did not see
-    (behind an edge, from the other viewpoint) stay 0."""
+    (behind an edge, from the other viewpoint) stay 0. Already registered (the same pinhole,
+    ``T_camera_depth`` the identity): ``depth_m`` as it is."""
     import open3d as o3d
 
     depth = np.asarray(depth_m, np.float32)
@@ -31,6 +32,13 @@ def depth_in_camera(
             f"depth image {depth.shape[1]}x{depth.shape[0]} px, its camera "
             f"{depth_camera.width}x{depth_camera.height} px"
         )
+    registered = (
+        (depth_camera.width, depth_camera.height) == (camera.width, camera.height)
+        and np.allclose(depth_camera.K, camera.K)
+        and np.allclose(T_camera_depth, np.eye(4))
+    )
+    if registered:
+        return depth
     k = max(1, math.ceil(max(camera.fx / depth_camera.fx, camera.fy / depth_camera.fy) - 1e-6))
     if k > 1:
         depth = np.repeat(np.repeat(depth, k, axis=0), k, axis=1)

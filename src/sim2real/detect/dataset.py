@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
-import numpy as np
 import yaml
 
 from sim2real.core.atomic import check_writable, write_text_atomic
@@ -78,10 +77,6 @@ def _check_same_dataset(out: Path, resolved: dict) -> None:
                 key, "another config"
             )
             raise InputError(path, key, f"holds a dataset of {what}: choose another --out")
-
-
-def _chunks(indices: list[int], n: int) -> list[list[int]]:
-    return [list(c) for c in np.array_split(np.asarray(indices, int), n) if len(c)]
 
 
 def generate_dataset(
@@ -165,10 +160,10 @@ def generate_dataset(
 
 def _render_on_ray(key: tuple[str, str, int], out: Path, todo, workers, address) -> dict:
     from sim2real.core.ray_jobs import run_on_ray
-    from sim2real.detect.frame_workers import render_range
+    from sim2real.detect.frame_workers import chunks, render_range
 
     n = max(workers, 1)
     jobs = [partial(render_range, *key, str(out.resolve()), chunk)
-            for chunk in _chunks(todo, n * CHUNKS_PER_WORKER)]  # fmt: skip
+            for chunk in chunks(todo, n * CHUNKS_PER_WORKER)]  # fmt: skip
     return {i: label for part in run_on_ray(jobs, address=address, workers=n)
             for i, label in part.items()}  # fmt: skip

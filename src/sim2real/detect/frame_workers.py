@@ -82,10 +82,11 @@ def _render_chunk(indices: list[int]) -> dict:
     return done
 
 
-def chunks(indices: list[int], processes: int) -> list[list[int]]:
-    """``indices`` in order, cut into tasks of at most CHUNK_FRAMES frames (fewer when there
-    are too few frames to give every process some)."""
-    size = max(1, min(CHUNK_FRAMES, -(-len(indices) // max(processes, 1))))
+def chunks(indices: list[int], tasks: int, most: int | None = None) -> list[list[int]]:
+    """``indices`` in order, cut into about ``tasks`` runs of equal length, each at most
+    ``most`` frames long (fewer, longer runs when there are too few frames)."""
+    size = max(1, -(-len(indices) // max(tasks, 1)))
+    size = min(size, most) if most else size
     return [indices[k : k + size] for k in range(0, len(indices), size)]
 
 
@@ -109,7 +110,7 @@ def render_in_processes(
     stop = context.Event()
     pool = context.Pool(processes, initializer=_start_worker, initargs=(key, task, stop))
     try:
-        for done in pool.imap_unordered(_render_chunk, chunks(todo, processes)):
+        for done in pool.imap_unordered(_render_chunk, chunks(todo, processes, CHUNK_FRAMES)):
             results.update(done)
             if progress is not None:
                 progress(len(results), len(todo))

@@ -73,18 +73,13 @@ def sequence_frames(sequence, source):
     if not sequence.has_color:
         where = source if isinstance(source, str | Path) else Path(source[0])
         raise InputError(where, "rgb", "the detector needs colour frames (rgb/ or --color)")
-    registered = sequence.color_camera is None and (
-        sequence.T_depth_color is None or np.allclose(sequence.T_depth_color, np.eye(4))
-    )
     color_camera = sequence.color_camera or sequence.camera
     T_color_depth = (
         np.eye(4) if sequence.T_depth_color is None else invert_pose(sequence.T_depth_color)
     )
     gt = sequence.gt or {}
     for i, frame in enumerate(sequence.frame_ids):
-        depth = sequence.read(i)
-        if not registered:
-            depth = depth_in_camera(depth, sequence.camera, color_camera, T_color_depth)
+        depth = depth_in_camera(sequence.read(i), sequence.camera, color_camera, T_color_depth)
         T = gt.get(frame)
         yield (frame, sequence.read_color(i), depth, color_camera.K,
                None if T is None else T_color_depth @ T)  # fmt: skip

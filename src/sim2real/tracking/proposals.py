@@ -85,8 +85,8 @@ def detector_proposer(
     """Proposals from a detector trained with ``sim2real detect train`` for ``mesh`` (another
     part is a one-line error): its pose from the keypoints when it has one, then the coarse
     orientations (:func:`coarse_rotations`) at its position. Colour of ``color_camera``; the
-    depth of ``depth_camera`` (None: the colour camera) moved into it first when the two are
-    not registered (``T_depth_color`` not identity, or other intrinsics)."""
+    depth of ``depth_camera`` (None: the colour camera) moved into it first (``depth_in_camera``:
+    unchanged when already registered)."""
     from sim2real.core.depth_register import depth_in_camera
     from sim2real.core.pose import invert_pose
     from sim2real.detect.detector import detect_frame, load_detector
@@ -96,14 +96,13 @@ def detector_proposer(
     centre = detector.geometry.centre_part_m
     T_dc = np.eye(4) if T_depth_color is None else np.asarray(T_depth_color, float)
     depth_camera = depth_camera or color_camera
-    registered = np.allclose(T_dc, np.eye(4), atol=1e-9) and depth_camera == color_camera
+    T_color_depth = invert_pose(T_dc)
     rotations = coarse_rotations()
 
     def propose(depth: np.ndarray, color: np.ndarray | None) -> list[np.ndarray]:
         if color is None:
             return []
-        if not registered:
-            depth = depth_in_camera(depth, depth_camera, color_camera, invert_pose(T_dc))
+        depth = depth_in_camera(depth, depth_camera, color_camera, T_color_depth)
         found = detect_frame(detector, color, depth, color_camera.K)
         if not found.found or found.position_m is None:  # the detector's own confidence bar
             return []
