@@ -32,6 +32,22 @@ def test_output_shapes_at_stride_eight(inp):
     assert out["keypoints"].shape == (2, 16, 30, 40) and out["dz"].shape == (2, 1, 30, 40)
 
 
+def test_the_input_is_normalised_channels_last_with_depth_and_its_mask():
+    rgb = torch.zeros((2, 16, 32, 3), dtype=torch.uint8)
+    rgb[..., 0] = 255
+    depth = torch.zeros((2, 16, 32))
+    depth[:, :, :8] = 1.3  # a quarter of the pixels with depth
+    x = network_input(rgb, depth, NetworkConfig(input="rgbd"))
+    assert x.shape == (2, 5, 16, 32) and x.is_contiguous(memory_format=torch.channels_last)
+    assert torch.all(x[:, 0] == 2.0) and torch.all(x[:, 1:3] == -2.0)  # (v / 255 - 0.5) / 0.25
+    assert torch.allclose(x[:, 3, :, :8], torch.tensor(1.0)) and torch.all(x[:, 3, :, 8:] == 0)
+    assert torch.all(x[:, 4, :, :8] == 1) and torch.all(x[:, 4, :, 8:] == 0)  # the valid mask
+    only_rgb = network_input(rgb, depth, NetworkConfig(input="rgb"))
+    assert torch.equal(only_rgb, x[:, :3]) and only_rgb.is_contiguous(
+        memory_format=torch.channels_last
+    )
+
+
 def test_reference_depth_is_the_local_mean_of_valid_pixels():
     depth = torch.zeros((1, 64, 64))
     depth[0, :, :32] = 0.5  # left half at 0.5 m, right half without depth

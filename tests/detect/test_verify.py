@@ -125,21 +125,27 @@ def test_a_forked_process_checks_after_its_parent_did(depth):
     assert not hung and queue.get(timeout=5) == parent
 
 
-class _Info:
-    """What verified_candidate reads of a detector."""
+def _detector():
+    """A detector of the test cube without a network: what verified_candidate reads."""
+    from sim2real.detect.detector import Detector, DetectorFile
+    from sim2real.detect.network import NetworkConfig
 
-    def __init__(self):
-        from sim2real.detect.network import NetworkConfig
-
-        self.settings = DetectorSettings()
-        self.network = NetworkConfig(input="rgbd")
-        self.surface_part_m = SURFACE.tolist()
-        self.diameter_m = DIAMETER
-        self.centre_part_m = CENTRE.tolist()
+    info = DetectorFile(
+        network=NetworkConfig(input="rgbd"),
+        model_name="cube",
+        model_path="cube.obj",
+        model_hash="-",
+        centre_part_m=CENTRE.tolist(),
+        keypoints_part_m=np.eye(8, 3).tolist(),
+        symmetries=[np.eye(4).tolist()],
+        surface_part_m=SURFACE.tolist(),
+        diameter_m=DIAMETER,
+    )
+    return Detector(None, info)
 
 
 def test_the_decoder_keeps_the_confirmed_peak_over_a_higher_one_at_the_decoy(depth):
-    det = type("D", (), {"info": _Info()})()
+    det = _detector()
     frame = NetFrame(np.zeros((240, 320, 3), np.uint8), depth, CAMERA.K, (1.0, 0, 0))
 
     def cand(T, conf):

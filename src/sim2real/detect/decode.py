@@ -197,8 +197,8 @@ def verified_candidate(
     info = detector.info
     if not can_check(detector, frame):
         return None, [None] * len(candidates)
-    surface = np.asarray(info.surface_part_m)
-    centre = np.asarray(info.centre_part_m)
+    surface = detector.surface_part_m
+    centre = detector.geometry.centre_part_m
     starts = [c.T_cam_part for c in candidates]
     checks = check_poses(surface, starts, centre, frame.depth_m, frame.K, info.diameter_m)
     passed = [
