@@ -18,6 +18,9 @@ class InputError(ValueError):
         self.message = message
         super().__init__(self._format())
 
+    def __reduce__(self):  # rebuilt from its parts in another process (a pool's worker)
+        return type(self), (self.source, self.field, self.message)
+
     def _format(self) -> str:
         where = ": ".join(p for p in (self.source, self.field) if p)
         text = " ".join(self.message.split())  # one line, whatever the cause said

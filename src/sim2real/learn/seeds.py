@@ -16,10 +16,11 @@ every seed on the next stage's conditions (run again, it continues that stage).
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 import re
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, wait
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -27,6 +28,7 @@ from typing import Any
 
 from sim2real.core.atomic import write_text_atomic
 from sim2real.core.errors import InputError
+from sim2real.core.stop_request import StoppedError, follow_parent_stop, stop_requested
 from sim2real.learn.validation_score import mean_over, score_key
 
 SEEDS_FILE = "seeds.json"
@@ -119,18 +121,31 @@ class SeedSweep:
 
 
 def local_runner(workers: int) -> JobRunner:
-    """Jobs in ``workers`` processes (1: in this process, in order)."""
+    """Jobs in ``workers`` processes (1: in this process, in order). On Ctrl-C the workers'
+    trainings stop at the end of their iteration, saved (``core.stop_request``), the jobs not
+    begun are not begun, and the KeyboardInterrupt is raised once all have stopped."""
 
     def run(jobs: Sequence[Callable[[], Any]]) -> list[Any]:
         if workers <= 1 or len(jobs) <= 1:
             return [job() for job in jobs]
-        with ProcessPoolExecutor(max_workers=min(workers, len(jobs))) as pool:
-            return list(pool.map(_call, jobs))
+        context = multiprocessing.get_context()
+        stop = context.Event()
+        with ProcessPoolExecutor(min(workers, len(jobs)), mp_context=context,
+                                 initializer=follow_parent_stop, initargs=(stop,)) as pool:  # fmt: skip
+            futures = [pool.submit(_call, job) for job in jobs]
+            try:
+                return [f.result() for f in futures]
+            except KeyboardInterrupt:
+                stop.set()
+                wait(futures)
+                raise
 
     return run
 
 
 def _call(job: Callable[[], Any]) -> Any:
+    if stop_requested():  # queued before a Ctrl-C: not begun
+        raise StoppedError(None, None, "not begun: stopped (Ctrl-C)")
     return job()
 
 
@@ -212,7 +227,11 @@ def train_seeds(
         partial(train_one_seed, seed_dir(out, s), env_id, s, train_kw, new_conditions, own_totals)
         for s in seeds
     ]
-    trained = run_jobs(jobs)
+    try:
+        trained = run_jobs(jobs)
+    except (KeyboardInterrupt, StoppedError):
+        why = "stopped (Ctrl-C), each seed's run saved where it stopped: the same command continues"
+        raise StoppedError(out, None, why) from None
     scores, by_run = [], {}
     for seed, summary in zip(seeds, trained, strict=True):
         policy = load_policy(seed_dir(out, seed), expected_env_id=env_id)

@@ -26,6 +26,7 @@ import numpy as np
 import torch
 
 from sim2real.core.errors import InputError
+from sim2real.core.stop_request import StoppedError, ctrl_c_requests_stop, stop_requested
 from sim2real.learn.learners.normalize import ReturnScale
 from sim2real.learn.policy import PolicyMeta, save_policy
 from sim2real.learn.ppo import PPO, ActorCritic, RolloutStorage
@@ -283,7 +284,7 @@ def _train_stage(
         }
 
     try:
-        with progress_bar(quiet) as progress:
+        with progress_bar(quiet) as progress, ctrl_c_requests_stop():
             task = progress.add_task(
                 "train",
                 total=cfg.iterations * batch,
@@ -332,8 +333,12 @@ def _train_stage(
                 last_one = iteration == cfg.iterations
                 if watch is not None and (iteration % cfg.validate_every == 0 or last_one):
                     watch.evaluate(model.actor, meta, iteration, env_steps)
-                if iteration % cfg.checkpoint_every == 0 or last_one:
+                stopping = stop_requested() and not last_one  # Ctrl-C: here, the state whole
+                if iteration % cfg.checkpoint_every == 0 or last_one or stopping:
                     checkpoint()
+                if stopping:
+                    why = f"stopped at iteration {iteration} of {cfg.iterations} (Ctrl-C), saved"
+                    raise StoppedError(run_dir, None, why + ": --resume continues exactly")
     finally:
         writer.close()
         close_env(env)

@@ -1,0 +1,77 @@
+"""Ctrl-C during a training: it stops at the end of the iteration with its state saved, and
+`--resume` continues exactly; a sweep's workers stop too and queued seeds are not begun."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from functools import partial
+
+import numpy as np
+import pytest
+import torch
+from learn.test_train_resume import _config, _curve, _learned_state
+from learn.toy_env import TOY_ENV_ID, make_toy_vec
+
+from sim2real.core.stop_request import StoppedError, stop_requested
+from sim2real.learn.seeds import local_runner
+from sim2real.learn.train import TRAIN_STATE_FILE, read_metrics, train
+
+
+def _ctrl_c_at_step(step: int):
+    """Environments that get a Ctrl-C (SIGINT to this process) at their ``step``-th step."""
+
+    def make(*args, **kw):
+        env = make_toy_vec(*args, **kw)
+        inner, count = env.step, [0]
+
+        def stepped(action):
+            count[0] += 1
+            if count[0] == step:
+                os.kill(os.getpid(), signal.SIGINT)
+            return inner(action)
+
+        env.step = stepped
+        return env
+
+    return make
+
+
+def test_ctrl_c_stops_at_the_end_of_the_iteration_saved_and_resume_continues_exactly(tmp_path):
+    config = _config(4)  # 16 steps an iteration, a checkpoint every 2
+    straight = tmp_path / "straight"
+    train(straight, TOY_ENV_ID, train_config=config, make_env=make_toy_vec, quiet=True)
+    stopped = tmp_path / "stopped"
+    with pytest.raises(StoppedError, match="iteration 3 of 4"):  # Ctrl-C in iteration 3
+        train(stopped, TOY_ENV_ID, train_config=config, make_env=_ctrl_c_at_step(40), quiet=True)
+    state = torch.load(stopped / TRAIN_STATE_FILE, weights_only=False)
+    assert state["iteration"] == 3 and len(read_metrics(stopped)) == 3  # not the checkpoint at 2
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    train(stopped, TOY_ENV_ID, resume=True, make_env=make_toy_vec, quiet=True)
+    a, b = _learned_state(straight), _learned_state(stopped)
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    np.testing.assert_array_equal(_curve(straight), _curve(stopped))
+
+
+def _until_stopped(folder, k: int) -> int:
+    (folder / f"begun-{k}").touch()
+    deadline = time.monotonic() + 30
+    while not stop_requested() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    (folder / f"stopped-{k}").touch()
+    return k
+
+
+def test_a_ctrl_c_stops_the_workers_jobs_and_begins_no_queued_one(tmp_path):
+    jobs = [partial(_until_stopped, tmp_path, k) for k in range(3)]  # 2 workers: one queued
+    timer = threading.Timer(1.5, os.kill, (os.getpid(), signal.SIGINT))
+    t0 = time.monotonic()
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        local_runner(2)(jobs)
+    assert time.monotonic() - t0 < 15  # the jobs saw the stop, not their 30 s deadline
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "begun-0", "begun-1", "stopped-0", "stopped-1"
+    ]  # fmt: skip
