@@ -20,8 +20,8 @@ from sim2real.learn.seeds import local_runner
 from sim2real.learn.train import TRAIN_STATE_FILE, read_metrics, train
 
 
-def _ctrl_c_at_step(step: int):
-    """Environments that get a Ctrl-C (SIGINT to this process) at their ``step``-th step."""
+def _ctrl_c_at_step(*steps: int):
+    """Environments that get a Ctrl-C (SIGINT to this process) at each of their ``steps``."""
 
     def make(*args, **kw):
         env = make_toy_vec(*args, **kw)
@@ -29,7 +29,7 @@ def _ctrl_c_at_step(step: int):
 
         def stepped(action):
             count[0] += 1
-            if count[0] == step:
+            if count[0] in steps:
                 os.kill(os.getpid(), signal.SIGINT)
             return inner(action)
 
@@ -53,6 +53,15 @@ def test_ctrl_c_stops_at_the_end_of_the_iteration_saved_and_resume_continues_exa
     a, b = _learned_state(straight), _learned_state(stopped)
     assert all(torch.equal(a[k], b[k]) for k in a)
     np.testing.assert_array_equal(_curve(straight), _curve(stopped))
+
+
+def test_a_second_ctrl_c_interrupts_at_once_and_the_last_checkpoint_stays(tmp_path):
+    run = tmp_path / "run"
+    with pytest.raises(StoppedError, match=r"iteration 3 .*iteration 2's checkpoint stays"):
+        train(run, TOY_ENV_ID, train_config=_config(4), make_env=_ctrl_c_at_step(40, 41),
+              quiet=True)  # fmt: skip
+    assert torch.load(run / TRAIN_STATE_FILE, weights_only=False)["iteration"] == 2
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 
 def _until_stopped(folder, k: int) -> int:

@@ -247,8 +247,12 @@ def _train_stage(
     batch = cfg.num_envs * cfg.steps_per_env
     start = time.perf_counter()
 
+    saved_at = iteration if state is not None else None  # the last checkpoint's iteration
+
     def checkpoint() -> None:
+        nonlocal saved_at
         save_train_state(run_dir, locals_for_state())
+        saved_at = iteration
         if watch is None:  # else policy.pt is the best on validation, written by the watch
             meta.iteration, meta.env_steps = iteration, env_steps
             save_policy(run_dir, model.actor, meta)
@@ -339,6 +343,11 @@ def _train_stage(
                 if stopping:
                     why = f"stopped at iteration {iteration} of {cfg.iterations} (Ctrl-C), saved"
                     raise StoppedError(run_dir, None, why + ": --resume continues exactly")
+    except KeyboardInterrupt:  # a second Ctrl-C, or one outside the main thread's watch
+        where = f"iteration {saved_at}'s checkpoint stays: --resume continues from there"
+        where = "no checkpoint yet" if saved_at is None else where
+        why = f"interrupted in iteration {iteration + 1} (Ctrl-C twice): {where}"
+        raise StoppedError(run_dir, None, why) from None
     finally:
         writer.close()
         close_env(env)
