@@ -84,3 +84,18 @@ def test_a_ctrl_c_stops_the_workers_jobs_and_begins_no_queued_one(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == [
         "begun-0", "begun-1", "stopped-0", "stopped-1"
     ]  # fmt: skip
+
+
+def test_a_stopped_sweep_says_the_same_command_continues(tmp_path):
+    from sim2real.learn.reality_sets import reality_sets
+    from sim2real.learn.seeds import train_seeds
+    from sim2real.learn.train import TrainConfig
+
+    def stopped(jobs):
+        raise KeyboardInterrupt
+
+    kw = {"train_config": TrainConfig(total_env_steps=8 * 16, num_envs=8, steps_per_env=16)}
+    env_id = "sim2real/PendulumSwingup-v0"
+    with pytest.raises(StoppedError, match="the same command continues every seed"):
+        train_seeds(tmp_path, env_id, [0, 1], train_kw=kw,
+                    validation=reality_sets(env_id).validation, run_jobs=stopped)  # fmt: skip

@@ -230,7 +230,7 @@ def train_seeds(
     try:
         trained = run_jobs(jobs)
     except (KeyboardInterrupt, StoppedError):
-        why = "stopped (Ctrl-C), each seed's run saved where it stopped: the same command continues"
+        why = "stopped (Ctrl-C): the same command continues every seed from its last save"
         raise StoppedError(out, None, why) from None
     scores, by_run = [], {}
     for seed, summary in zip(seeds, trained, strict=True):
