@@ -38,7 +38,7 @@ def ctrl_c_requests_stop() -> Iterator[None]:
 
     def ask(signum, frame) -> None:
         _asked.set()
-        signal.signal(signal.SIGINT, previous)  # the second Ctrl-C: at once
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # the second: at once
 
     _asked.clear()
     signal.signal(signal.SIGINT, ask)
