@@ -183,26 +183,8 @@ def _init_within(ray: Any, address: str, timeout_s: float, **kwargs: Any) -> Non
         raise InputError("--address", None, f"could not join Ray at {address}: {reason}") from None
 
 
-class RemoteInputError(Exception):
-    """An InputError on its way back from a Ray worker (InputError itself does not survive
-    pickling: its arguments are not its ``args``)."""
-
-    def __init__(self, source: str | None, field: str | None, message: str) -> None:
-        super().__init__(source, field, message)
-
-
-def input_errors_travel(fn: Any, *args: Any, **kw: Any) -> Any:
-    """``fn(*args, **kw)`` inside a worker, an InputError sent back as :class:`RemoteInputError`."""
-    try:
-        return fn(*args, **kw)
-    except InputError as err:
-        raise RemoteInputError(err.source, err.field, err.message) from None
-
-
 def unwrap_remote_error(err: BaseException) -> BaseException:
     """The error raised inside a Ray task or actor where Ray kept it (an InputError there is
-    an InputError here, one line), else ``err`` itself."""
+    an InputError here, one line: it pickles whole), else ``err`` itself."""
     cause = getattr(err, "cause", None)
-    if isinstance(cause, RemoteInputError):
-        return InputError(*cause.args)
     return cause if isinstance(cause, BaseException) else err

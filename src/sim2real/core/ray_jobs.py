@@ -14,7 +14,6 @@ from typing import Any
 from sim2real.core.ray_cluster import (
     check_workers,
     connect,
-    input_errors_travel,
     require_ray,
     unwrap_remote_error,
 )
@@ -23,7 +22,7 @@ Job = Callable[[], Any]
 
 
 def _call(job: Job) -> Any:
-    return input_errors_travel(job)
+    return job()
 
 
 def run_on_ray(

@@ -24,7 +24,6 @@ from sim2real.core.ray_cluster import (
     RaySession,
     check_workers,
     connect,
-    input_errors_travel,
     require_ray,
     unwrap_remote_error,
 )
@@ -79,7 +78,7 @@ class Shard:
         # "the actor died", without the cause
         self.error: Exception | None = None
         try:
-            input_errors_travel(self._build, factory, env_id, num_envs, offset, seed, dr, config)
+            self._build(factory, env_id, num_envs, offset, seed, dr, config)
         except Exception as err:
             self.error = err
 
