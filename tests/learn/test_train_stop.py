@@ -15,6 +15,7 @@ import torch
 from learn.test_train_resume import _config, _curve, _learned_state
 from learn.toy_env import TOY_ENV_ID, make_toy_vec
 
+from sim2real.core.errors import InputError
 from sim2real.core.stop_request import StoppedError, stop_requested
 from sim2real.learn.seeds import local_runner
 from sim2real.learn.train import TRAIN_STATE_FILE, read_metrics, train
@@ -111,3 +112,16 @@ def test_a_stopped_sweep_says_the_same_command_continues(tmp_path):
     with pytest.raises(StoppedError, match="the same command continues every seed"):
         train_seeds(tmp_path, env_id, [0, 1], train_kw=kw,
                     validation=reality_sets(env_id).validation, run_jobs=stopped)  # fmt: skip
+
+
+def _fails(k: int) -> int:
+    raise InputError("seed.yaml", "seed", f"seed {k} cannot train")
+
+
+def test_a_failing_job_stops_the_others_at_once(tmp_path):
+    jobs = [partial(_fails, 0), partial(_until_stopped, tmp_path, 1)]
+    t0 = time.monotonic()
+    with pytest.raises(InputError, match="seed 0 cannot train"):
+        local_runner(2)(jobs)
+    assert time.monotonic() - t0 < 15  # not the waiting job's 30 s deadline
+    assert (tmp_path / "stopped-1").exists()

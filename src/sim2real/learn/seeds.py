@@ -121,9 +121,10 @@ class SeedSweep:
 
 
 def local_runner(workers: int) -> JobRunner:
-    """Jobs in ``workers`` processes (1: in this process, in order). On Ctrl-C the workers'
-    trainings stop at the end of their iteration, saved (``core.stop_request``), the jobs not
-    begun are not begun, and the KeyboardInterrupt is raised once all have stopped."""
+    """Jobs in ``workers`` processes (1: in this process, in order). On Ctrl-C, or when a job
+    fails, the workers' trainings stop at the end of their iteration, saved
+    (``core.stop_request``), the jobs not begun are not begun, and the KeyboardInterrupt or
+    the job's error is raised once all have stopped."""
 
     def run(jobs: Sequence[Callable[[], Any]]) -> list[Any]:
         if workers <= 1 or len(jobs) <= 1:
@@ -135,7 +136,7 @@ def local_runner(workers: int) -> JobRunner:
             futures = [pool.submit(_call, job) for job in jobs]
             try:
                 return [f.result() for f in futures]
-            except KeyboardInterrupt:
+            except BaseException:  # Ctrl-C, or a job's error: the others stop too
                 stop.set()
                 wait(futures)
                 raise
