@@ -97,3 +97,19 @@ def test_empty_and_corrupt_cad_files_are_refused(tmp_path):
     (tmp_path / "cut.step").write_text("ISO-10303-21;\nHEADER;\nDATA;\n#1 = CARTESIAN_POINT(")
     with pytest.raises(InputError):
         import_cad(tmp_path / "cut.step")
+
+
+def test_a_cad_session_leaves_ctrl_c_as_it_found_it():
+    """gmsh's own Ctrl-C handling would leave SIGINT at SIG_DFL: a later Ctrl-C killed the
+    process (a training after a STEP import stopped without saving)."""
+    import signal
+
+    saved = signal.getsignal(signal.SIGINT)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with gmsh_session() as gmsh:
+            assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+            gmsh.model.occ.addBox(0, 0, 0, 1, 1, 1)
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    finally:
+        signal.signal(signal.SIGINT, saved)

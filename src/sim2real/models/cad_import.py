@@ -93,7 +93,10 @@ def gmsh_session():
     import gmsh
 
     with _LOCK, _quiet_native_output():
-        gmsh.initialize(["-nopopup"], readConfigFiles=False)
+        # not interruptible: gmsh would set Ctrl-C to kill the process and never set it back
+        # (its finalize restores a handler it did not keep), so a training or tracking run
+        # after a CAD import died on Ctrl-C without saving
+        gmsh.initialize(["-nopopup"], readConfigFiles=False, interruptible=False)
         try:
             gmsh.option.setNumber("General.Terminal", 0)
             gmsh.option.setNumber("General.Verbosity", 0)
