@@ -88,9 +88,17 @@ def _until_stopped(folder, k: int) -> int:
 
 def test_a_ctrl_c_stops_the_workers_jobs_and_begins_no_queued_one(tmp_path, sigint_handler):
     jobs = [partial(_until_stopped, tmp_path, k) for k in range(3)]  # 2 workers: one queued
-    timer = threading.Timer(1.5, os.kill, (os.getpid(), signal.SIGINT))
+
+    def ctrl_c_once_both_run():  # a fixed delay would race a loaded machine's worker start
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not all(
+            (tmp_path / f"begun-{k}").exists() for k in (0, 1)
+        ):
+            time.sleep(0.02)
+        os.kill(os.getpid(), signal.SIGINT)
+
     t0 = time.monotonic()
-    timer.start()
+    threading.Thread(target=ctrl_c_once_both_run, daemon=True).start()
     with pytest.raises(KeyboardInterrupt):
         local_runner(2)(jobs)
     assert time.monotonic() - t0 < 15  # the jobs saw the stop, not their 30 s deadline
@@ -114,12 +122,16 @@ def test_a_stopped_sweep_says_the_same_command_continues(tmp_path):
                     validation=reality_sets(env_id).validation, run_jobs=stopped)  # fmt: skip
 
 
-def _fails(k: int) -> int:
+def _fails_once_begun(folder, k: int, other: int) -> int:
+    """Fails once job ``other`` runs (else it might fail before the other has begun)."""
+    deadline = time.monotonic() + 30
+    while not (folder / f"begun-{other}").exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
     raise InputError("seed.yaml", "seed", f"seed {k} cannot train")
 
 
 def test_a_failing_job_stops_the_others_at_once(tmp_path):
-    jobs = [partial(_fails, 0), partial(_until_stopped, tmp_path, 1)]
+    jobs = [partial(_fails_once_begun, tmp_path, 0, 1), partial(_until_stopped, tmp_path, 1)]
     t0 = time.monotonic()
     with pytest.raises(InputError, match="seed 0 cannot train"):
         local_runner(2)(jobs)
