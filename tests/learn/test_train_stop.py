@@ -82,7 +82,7 @@ def _until_stopped(folder, k: int) -> int:
     deadline = time.monotonic() + 30
     while not stop_requested() and time.monotonic() < deadline:
         time.sleep(0.02)
-    (folder / f"stopped-{k}").touch()
+    (folder / f"{'stopped' if stop_requested() else 'deadline'}-{k}").touch()
     return k
 
 
@@ -97,11 +97,9 @@ def test_a_ctrl_c_stops_the_workers_jobs_and_begins_no_queued_one(tmp_path, sigi
             time.sleep(0.02)
         os.kill(os.getpid(), signal.SIGINT)
 
-    t0 = time.monotonic()
     threading.Thread(target=ctrl_c_once_both_run, daemon=True).start()
     with pytest.raises(KeyboardInterrupt):
         local_runner(2)(jobs)
-    assert time.monotonic() - t0 < 15  # the jobs saw the stop, not their 30 s deadline
     assert sorted(p.name for p in tmp_path.iterdir()) == [
         "begun-0", "begun-1", "stopped-0", "stopped-1"
     ]  # fmt: skip
@@ -132,8 +130,6 @@ def _fails_once_begun(folder, k: int, other: int) -> int:
 
 def test_a_failing_job_stops_the_others_at_once(tmp_path):
     jobs = [partial(_fails_once_begun, tmp_path, 0, 1), partial(_until_stopped, tmp_path, 1)]
-    t0 = time.monotonic()
     with pytest.raises(InputError, match="seed 0 cannot train"):
         local_runner(2)(jobs)
-    assert time.monotonic() - t0 < 15  # not the waiting job's 30 s deadline
-    assert (tmp_path / "stopped-1").exists()
+    assert (tmp_path / "stopped-1").exists()  # it saw the stop (not its 30 s deadline)
