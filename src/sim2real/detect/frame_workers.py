@@ -11,17 +11,18 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
+
+from sim2real.core.stop_request import follow_parent_stop, stop_requested
 
 CHUNK_FRAMES = 4
 """Frames per task of a local worker: small enough for a smooth progress bar and a quick stop,
 large enough that handing out tasks costs nothing beside rendering (~15-30 ms a frame)."""
 
 _renderers: dict[tuple[str, str, int], object] = {}
-_worker: dict[str, object] = {}  # a local worker's renderer, output folder and stop event
+_worker: dict[str, object] = {}  # a local worker's renderer and per-frame task
 
 
 def usable_cores() -> int:
@@ -65,10 +66,10 @@ def render_range(model: str, cfg_json: str, seed: int, out: str, indices: list[i
 
 
 def _start_worker(key: tuple[str, str, int], task: Callable, stop) -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the caller's: it sets ``stop``
+    follow_parent_stop(stop)  # Ctrl-C is the caller's: it sets ``stop``
     renderer = worker_renderer(*key)
     renderer.cast_threads = 1  # the workers fill the cores: threads within each only contend
-    _worker.update(renderer=renderer, task=task, stop=stop)
+    _worker.update(renderer=renderer, task=task)
 
 
 def _render_chunk(indices: list[int]) -> dict:
@@ -76,7 +77,7 @@ def _render_chunk(indices: list[int]) -> dict:
     told: the values of those done, by index."""
     done = {}
     for i in indices:
-        if _worker["stop"].is_set():
+        if stop_requested():
             break
         done[i] = _worker["task"](_worker["renderer"], i)
     return done
