@@ -1,4 +1,5 @@
-"""Shared fixtures: the real recordings under ``<data root>/real`` (see docs on SIM2REAL_DATA)."""
+"""Shared fixtures: the real recordings under ``<data root>/real`` (see docs on
+SIM2REAL_DATA), and Python's Ctrl-C handler pinned for a test."""
 
 from __future__ import annotations
 
@@ -30,3 +31,15 @@ def figure_log(tmp_path, monkeypatch):
     path = tmp_path / "figures.jsonl"
     monkeypatch.setenv(FIGURE_LOG_ENV, str(path))
     return path
+
+
+@pytest.fixture
+def python_sigint():
+    """Python's own Ctrl-C handler for the test (a library may have left SIG_DFL in this
+    process, where a Ctrl-C kills it), the process's own restored after."""
+    import signal
+
+    saved = signal.getsignal(signal.SIGINT)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield signal.default_int_handler
+    signal.signal(signal.SIGINT, saved)

@@ -40,18 +40,8 @@ def _ctrl_c_at_step(*steps: int):
     return make
 
 
-@pytest.fixture
-def sigint_handler():
-    """Python's Ctrl-C handler for the test (a library may have left SIG_DFL in this process,
-    where a Ctrl-C kills), the process's own restored after."""
-    saved = signal.getsignal(signal.SIGINT)
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    yield signal.default_int_handler
-    signal.signal(signal.SIGINT, saved)
-
-
 def test_ctrl_c_stops_at_the_end_of_the_iteration_saved_and_resume_continues_exactly(
-    tmp_path, sigint_handler
+    tmp_path, python_sigint
 ):
     config = _config(4)  # 16 steps an iteration, a checkpoint every 2
     straight = tmp_path / "straight"
@@ -61,20 +51,20 @@ def test_ctrl_c_stops_at_the_end_of_the_iteration_saved_and_resume_continues_exa
         train(stopped, TOY_ENV_ID, train_config=config, make_env=_ctrl_c_at_step(40), quiet=True)
     state = torch.load(stopped / TRAIN_STATE_FILE, weights_only=False)
     assert state["iteration"] == 3 and len(read_metrics(stopped)) == 3  # not the checkpoint at 2
-    assert signal.getsignal(signal.SIGINT) is sigint_handler
+    assert signal.getsignal(signal.SIGINT) is python_sigint
     train(stopped, TOY_ENV_ID, resume=True, make_env=make_toy_vec, quiet=True)
     a, b = _learned_state(straight), _learned_state(stopped)
     assert all(torch.equal(a[k], b[k]) for k in a)
     np.testing.assert_array_equal(_curve(straight), _curve(stopped))
 
 
-def test_a_second_ctrl_c_interrupts_at_once_and_the_last_checkpoint_stays(tmp_path, sigint_handler):
+def test_a_second_ctrl_c_interrupts_at_once_and_the_last_checkpoint_stays(tmp_path, python_sigint):
     run = tmp_path / "run"
     with pytest.raises(StoppedError, match=r"iteration 3 .*iteration 2's checkpoint stays"):
         train(run, TOY_ENV_ID, train_config=_config(4), make_env=_ctrl_c_at_step(40, 41),
               quiet=True)  # fmt: skip
     assert torch.load(run / TRAIN_STATE_FILE, weights_only=False)["iteration"] == 2
-    assert signal.getsignal(signal.SIGINT) is sigint_handler
+    assert signal.getsignal(signal.SIGINT) is python_sigint
 
 
 def _until_stopped(folder, k: int) -> int:
@@ -86,7 +76,7 @@ def _until_stopped(folder, k: int) -> int:
     return k
 
 
-def test_a_ctrl_c_stops_the_workers_jobs_and_begins_no_queued_one(tmp_path, sigint_handler):
+def test_a_ctrl_c_stops_the_workers_jobs_and_begins_no_queued_one(tmp_path, python_sigint):
     jobs = [partial(_until_stopped, tmp_path, k) for k in range(3)]  # 2 workers: one queued
 
     def ctrl_c_once_both_run():  # a fixed delay would race a loaded machine's worker start

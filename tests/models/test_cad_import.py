@@ -99,17 +99,12 @@ def test_empty_and_corrupt_cad_files_are_refused(tmp_path):
         import_cad(tmp_path / "cut.step")
 
 
-def test_a_cad_session_leaves_ctrl_c_as_it_found_it():
+def test_a_cad_session_leaves_ctrl_c_as_it_found_it(python_sigint):
     """gmsh's own Ctrl-C handling would leave SIGINT at SIG_DFL: a later Ctrl-C killed the
     process (a training after a STEP import stopped without saving)."""
     import signal
 
-    saved = signal.getsignal(signal.SIGINT)
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    try:
-        with gmsh_session() as gmsh:
-            assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
-            gmsh.model.occ.addBox(0, 0, 0, 1, 1, 1)
-        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
-    finally:
-        signal.signal(signal.SIGINT, saved)
+    with gmsh_session() as gmsh:
+        assert signal.getsignal(signal.SIGINT) is python_sigint
+        gmsh.model.occ.addBox(0, 0, 0, 1, 1, 1)
+    assert signal.getsignal(signal.SIGINT) is python_sigint
