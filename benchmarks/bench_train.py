@@ -1,14 +1,17 @@
 """Training throughput: environment steps per second of PPO training beside bare stepping of
 the same batch with random actions, in one run.
 
-python benchmarks/bench_train.py [--env sim2real/PendulumSwingup-v0] [--iterations 10] [--repeat 3]
+python benchmarks/bench_train.py [--env sim2real/PendulumSwingup-v0] [--iterations 10]
+    [--repeat 3] [--torch-threads 1 2]
 
 (a) bare: ``env.step`` with uniform random actions, ``num_envs`` x ``steps_per_env`` steps (one
 PPO rollout's worth), from the environment's default training settings;
 (b) collection: the rollout half of a PPO iteration (policy and value inference, storage);
 (c) training: whole PPO iterations (collection + update), from ``metrics.csv``.
-(a) runs before and after the training run (medians over ``--repeat`` rollouts each), so a
-change of load on the shared machine shows up as a spread between the two.
+(a) runs before and after the training runs (medians over ``--repeat`` rollouts each), so a
+change of load on the shared machine shows up as a spread between the two. With several
+``--torch-threads`` the trainings alternate, ``--repeat`` times each (medians of their
+iterations), the first count the baseline of the others.
 """
 
 from __future__ import annotations
@@ -38,37 +41,53 @@ def bare_rate(env_id: str, num_envs: int, steps: int, repeat: int) -> float:
     return statistics.median(rates)
 
 
+def timed_iterations(env_id: str, cfg) -> list[dict]:
+    """metrics.csv's rows of one training with ``cfg`` but the first (its warm-up)."""
+    with tempfile.TemporaryDirectory() as run:
+        train(run, env_id, train_config=cfg, quiet=True)
+        return read_metrics(run)[1:]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--env", default="sim2real/PendulumSwingup-v0")
     parser.add_argument("--iterations", type=int, default=10)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument(
+        "--torch-threads", type=int, nargs="+", default=None,
+        help="torch threads of the training (default: the settings'); several: compared",
+    )  # fmt: skip
     args = parser.parse_args()
     cfg = default_train_config(args.env)
     batch = cfg.num_envs * cfg.steps_per_env
     cfg = cfg.model_copy(update={"total_env_steps": batch * args.iterations})
+    counts = args.torch_threads or [cfg.torch_threads]
     before = bare_rate(args.env, cfg.num_envs, cfg.steps_per_env, args.repeat)
-    with tempfile.TemporaryDirectory() as run:
-        train(run, args.env, train_config=cfg, quiet=True)
-        rows = read_metrics(run)[1:]  # the first iteration includes warm-up
+    rows: dict[int, list[dict]] = {n: [] for n in counts}
+    for _ in range(args.repeat if len(counts) > 1 else 1):
+        for n in counts:
+            rows[n] += timed_iterations(args.env, cfg.model_copy(update={"torch_threads": n}))
     after = bare_rate(args.env, cfg.num_envs, cfg.steps_per_env, args.repeat)
-    collect = statistics.median(batch / r["collect_s"] for r in rows)
-    learn_s = statistics.median(r["learn_s"] for r in rows)
-    whole = statistics.median(r["steps_per_s"] for r in rows)
     bare = statistics.median([before, after])
     print(
         f"{args.env}: {cfg.num_envs} envs x {cfg.steps_per_env} steps per iteration, "
-        f"{len(rows)} iterations timed"
+        f"{len(rows[counts[0]])} iterations timed per thread count"
     )
-    print("| stage | env steps/s | vs bare |")
-    print("| --- | --- | --- |")
+    print("| stage | torch threads | env steps/s | vs bare | update s per iteration |")
+    print("| --- | --- | --- | --- | --- |")
     print(
-        f"| (a) bare stepping, random actions | {bare:,.0f} "
-        f"(before {before:,.0f}, after {after:,.0f}) | 1.00 |"
+        f"| (a) bare stepping, random actions | | {bare:,.0f} "
+        f"(before {before:,.0f}, after {after:,.0f}) | 1.00 | |"
     )
-    print(f"| (b) PPO rollout collection | {collect:,.0f} | {collect / bare:.2f} |")
-    print(f"| (c) PPO training (collection + update) | {whole:,.0f} | {whole / bare:.2f} |")
-    print(f"update: {learn_s:.2f} s per iteration (median)")
+    for n in counts:
+        collect = statistics.median(batch / r["collect_s"] for r in rows[n])
+        whole = statistics.median(r["steps_per_s"] for r in rows[n])
+        learn_s = statistics.median(r["learn_s"] for r in rows[n])
+        print(f"| (b) PPO rollout collection | {n} | {collect:,.0f} | {collect / bare:.2f} | |")
+        print(
+            f"| (c) PPO training (collection + update) | {n} | {whole:,.0f} | "
+            f"{whole / bare:.2f} | {learn_s:.3f} |"
+        )
 
 
 if __name__ == "__main__":

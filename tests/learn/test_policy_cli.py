@@ -20,17 +20,20 @@ def test_train_resume_eval_export_distill(tmp_path, figure_log):
     settings = tmp_path / "small.yaml"
     settings.write_text(yaml.safe_dump({"num_envs": 8, "steps_per_env": 32, "checkpoint_every": 1}))
     run = tmp_path / "run"
-    proc = run_cli(
-        "policy", "train", ENV, "--settings", settings, "--steps", 512, "--out", run, "--quiet"
-    )
+    proc = run_cli("policy", "train", ENV, "--settings", settings, "--steps", 512,
+                   "--torch-threads", 2, "--out", run, "--quiet")  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert (run / "policy.pt").is_file() and (run / "metrics.csv").is_file()
+    assert yaml.safe_load((run / "config.yaml").read_text())["train"]["torch_threads"] == 2
     assert any((run / "tb").iterdir())  # TensorBoard scalars
     rows = (run / "metrics.csv").read_text().splitlines()
     assert len(rows) == 1 + 2  # header + 512 / (8 x 32) iterations
     proc = run_cli("policy", "train", ENV, "--steps", 768, "--resume", "--out", run, "--quiet")
     assert proc.returncode == 0, proc.stderr
     assert len((run / "metrics.csv").read_text().splitlines()) == 1 + 3  # one more iteration
+    # the run's own thread count, recorded, is what resumes it exactly: no other one is taken
+    proc = run_cli("policy", "train", ENV, "--resume", "--torch-threads", 1, "--out", run)
+    assert_one_line_error(proc, "--resume", "--torch-threads")
 
     report = tmp_path / "eval"
     proc = run_cli("policy", "eval", run, "--env", ENV, "--reality", "motor-lag",
