@@ -14,6 +14,12 @@ app = typer.Typer(
     no_args_is_help=True,
 )
 
+AddressOption = Annotated[
+    str | None,
+    typer.Option("--address", help="HOST:PORT of an existing Ray cluster's head (or auto)."),
+]
+QuietOption = Annotated[bool, typer.Option("--quiet", help="No progress bar.")]
+
 
 def _dr_arg(dr: str | None) -> str | Path | None:
     if dr is None:
@@ -114,11 +120,8 @@ def train_cmd(
             "--seeds: the seeds as Ray tasks. A local Ray instance unless --address.",
         ),
     ] = None,
-    address: Annotated[
-        str | None,
-        typer.Option("--address", help="HOST:PORT of an existing Ray cluster's head (or auto)."),
-    ] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
+    address: AddressOption = None,
+    quiet: QuietOption = False,
 ) -> None:
     """Train a policy for ENV with PPO into OUT (policy.pt, metrics.csv, tb/, checkpoints).
     The default policy reads only what the robot measures, so it can be exported."""
@@ -201,7 +204,7 @@ def distill_cmd(
         int | None, typer.Option("--rounds", min=1, help="DAgger collect-and-train rounds.")
     ] = None,
     seed: Annotated[int | None, typer.Option("--seed", min=0, help="Seed (>= 0).")] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
+    quiet: QuietOption = False,
 ) -> None:
     """Distill TEACHER into a deployable student (DAgger on the student's own rollouts)."""
     from sim2real.learn.distill import DistillConfig, distill
@@ -259,10 +262,7 @@ def eval_cmd(
             "Ray instance of N CPUs unless --address.",
         ),
     ] = None,
-    address: Annotated[
-        str | None,
-        typer.Option("--address", help="HOST:PORT of an existing Ray cluster's head (or auto)."),
-    ] = None,
+    address: AddressOption = None,
 ) -> None:
     """Success rate and return of each policy in its training conditions and in each reality
     (default: the task's evaluation worlds); with several policies, the ablation table."""
