@@ -44,10 +44,14 @@ def standin_sample(index: int, width=64, height=48, mesh=MESH):
 
 
 class StandinRenderer:
-    """``SampleRenderer``-like: ``sample(index)``."""
+    """``SampleRenderer``-like: ``sample(index, part_absent)`` (absent: the noise alone)."""
 
     def __init__(self, width=64, height=48):
         self.width, self.height = width, height
 
-    def sample(self, index: int):
-        return standin_sample(index, self.width, self.height)
+    def sample(self, index: int, part_absent: bool = False):
+        s = standin_sample(index, self.width, self.height)
+        if part_absent:
+            s.rgb = np.random.default_rng(index).integers(0, 255, s.rgb.shape).astype(np.uint8)
+            s.depth_m, s.mask = np.zeros_like(s.depth_m), np.zeros_like(s.mask)
+        return s

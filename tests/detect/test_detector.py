@@ -2,6 +2,7 @@
 tiny part and tiny images (the numbers learnt are not judged here: benchmarks/ does that)."""
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -29,6 +30,7 @@ TINY = {
     "optim": {"max_steps": 2, "batch_size": 2},
     "frames": 4,
     "val_frames": 2,
+    "absent_frames": 3,
 }
 
 
@@ -108,6 +110,7 @@ def cli_setup(tmp_path_factory):
     proc = run_cli("detect", "train", part, "--out", root / "DET", "--config", root / "tiny.yaml",
                    "--quiet")  # fmt: skip
     assert proc.returncode == 0, proc.stderr
+    assert re.search(r"; 3 frames without the part: found in \d+ %$", proc.stdout.strip())
     scene = SceneConfig.model_validate({**TINY["scene"], "width_px": 64, "height_px": 48})
     generate_dataset(part, root / "seq", 3, seed=5, config=scene)
     return root
@@ -120,6 +123,7 @@ def test_train_writes_the_detector_folder_and_run_writes_one_line_per_frame(cli_
     for name in ("weights.pt", "detector.yaml", "config.yaml", "train_log.jsonl"):
         assert (det / name).is_file(), name
     assert (det / "report" / "index.html").is_file() and (det / "report" / "samples.png").is_file()
+    assert "found in frames without the part" in (det / "report" / "index.html").read_text()
     cfg = yaml.safe_load((det / "config.yaml").read_text())
     assert cfg["frames"] == 4 and cfg["optim"]["max_steps"] == 2  # the resolved config
     out = root / "detections.jsonl"

@@ -22,6 +22,7 @@ def tiny(tmp_path_factory):
             "optim": {"max_steps": 2, "batch_size": 2},
             "frames": 4,
             "val_frames": 3,
+            "absent_frames": 0,
         }
     )
     return train_detector(path, cfg).detector, cfg

@@ -186,6 +186,22 @@ def test_a_sample_depends_on_seed_and_index_only(cube):
     assert cam == first.camera
 
 
+def test_a_frame_without_the_part_is_the_same_frame_with_the_part_gone(cube):
+    renderer = SampleRenderer(cube, NO_CLUTTER, seed=2)
+    for index in range(3):
+        with_part = renderer.sample(index)
+        without = renderer.sample(index, part_absent=True)
+        assert with_part.mask.any() and not without.mask.any() and without.visible_fraction == 0
+        assert without.camera == with_part.camera  # the same draws: camera, lights, room
+        # where the part and its shadows were, the table now; elsewhere the same depth
+        away = ~with_part.mask_full
+        same = without.depth_ideal_m[away] == with_part.depth_ideal_m[away]
+        assert same.mean() > 0.99
+        assert np.all(
+            without.depth_ideal_m[with_part.mask] > with_part.depth_ideal_m[with_part.mask]
+        )
+
+
 def test_switches_turn_their_terms_off(cube):
     on = SampleRenderer(cube, FAST, seed=0)
     counts = [sum(s.role == "distractor" for s in on.draw(i)[0].surfaces) for i in range(40)]

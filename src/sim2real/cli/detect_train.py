@@ -37,7 +37,7 @@ def train_cmd(
 ) -> None:
     """Train a detector of MODEL on randomized simulated frames only."""
     from sim2real.core.atomic import check_writable
-    from sim2real.detect.report import detections_summary, write_detector_folder
+    from sim2real.detect.report import absent_summary, detections_summary, write_detector_folder
     from sim2real.detect.train import resolve_train_config, train_detector
 
     check_writable(out, "--out", folder=True)
@@ -49,6 +49,7 @@ def train_cmd(
     typer.echo(
         f"wrote {out}: {t['steps']} steps, rendering {t['render_s']:.0f} s, training "
         f"{t['train_s']:.0f} s; simulated validation: {detections_summary(result.val)}"
+        + absent_summary(result)
     )
 
 

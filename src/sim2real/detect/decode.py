@@ -117,7 +117,8 @@ def decode_outputs(detector, out: dict[str, np.ndarray], frame: NetFrame):
     trained in simulation scores the real part low at times (0.26-0.39 beside 0.7 on another
     object, RESULTS.md), and the depth, not the score, tells them apart."""
     settings = detector.info.settings
-    heat = 1.0 / (1.0 + np.exp(-out["heat"][0]))
+    with np.errstate(over="ignore"):  # exp(-x) of a very low logit is inf: its score is 0
+        heat = 1.0 / (1.0 + np.exp(-out["heat"][0]))
     checkable = can_check(detector, frame)
     peaks = candidate_peaks(heat, settings, checkable)
     if not peaks:

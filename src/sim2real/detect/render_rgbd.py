@@ -9,7 +9,7 @@ first, after sample 6 or in another process."""
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +24,9 @@ from sim2real.detect.shading import CameraLight, grid_visibility, shade
 from sim2real.detect.textures import make_texture_bank, sample_texture, triplanar_uv
 
 PART_ID = 0  # the part is the first object of every frame's scene
+ABSENT_DROP_M = 50.0
+"""How far below the table an absent part is put: outside the room, whose walls and floor
+hide it from the camera, the emitter and the lights (it keeps its object id)."""
 
 
 @dataclass
@@ -91,11 +94,21 @@ class SampleRenderer:
         self._corners = np.array([[x, y, z] for x in (lo[0], hi[0]) for y in (lo[1], hi[1])
                                   for z in (lo[2], hi[2])])  # fmt: skip
 
-    def draw(self, index: int) -> tuple[FrameDraw, np.random.Generator, np.random.Generator]:
-        """Frame ``index``'s draws and its depth-noise and image-noise generators."""
+    def draw(
+        self, index: int, part_absent: bool = False
+    ) -> tuple[FrameDraw, np.random.Generator, np.random.Generator]:
+        """Frame ``index``'s draws and its depth-noise and image-noise generators;
+        ``part_absent``: the same frame with the part moved out of the room (nothing else
+        changes: the camera, lights and distractors were placed around where it stood)."""
         streams = np.random.SeedSequence([self.seed, 1, int(index)]).spawn(3)
         draws, depth_rng, image_rng = (np.random.default_rng(s) for s in streams)
         frame = draw_frame(self.mesh, self.cfg, self.base_camera, len(self.bank), draws)
+        if part_absent:
+            part = frame.surfaces[PART_ID]
+            T = part.T_world_obj.copy()
+            T[2, 3] -= ABSENT_DROP_M
+            surfaces = [replace(part, T_world_obj=T), *frame.surfaces[PART_ID + 1 :]]
+            frame = replace(frame, surfaces=surfaces, T_world_part=T)
         return frame, depth_rng, image_rng
 
     def labels(self, index: int) -> tuple[np.ndarray, CameraIntrinsics]:
@@ -125,10 +138,11 @@ class SampleRenderer:
         plane = GroundPlane(T_cam_world, frame.table_size_m)
         return DepthRenderer(Scene(objects, plane), frame.camera, self.cast_threads), poses
 
-    def sample(self, index: int) -> Sample:
-        """Frame ``index``, rendered."""
+    def sample(self, index: int, part_absent: bool = False) -> Sample:
+        """Frame ``index``, rendered; ``part_absent``: without the part (``draw``), a frame in
+        which the detector should find nothing (its mask empty, its pose out of view)."""
         t0 = time.perf_counter()
-        frame, depth_rng, image_rng = self.draw(index)
+        frame, depth_rng, image_rng = self.draw(index, part_absent)
         renderer, poses = self.depth_renderer(frame)
         t1 = time.perf_counter()
         depth, geometry = self._depth(renderer, depth_rng)

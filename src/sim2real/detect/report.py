@@ -92,11 +92,19 @@ def write_detector_folder(result, out: str | Path) -> Path:
                 ReportSection("Training loss", images=["loss.png"], table=_timings(result)),
                 ReportSection(
                     "Validation on other simulated frames",
-                    table=[(k, str(v)) for k, v in val.items()],
+                    "The last row: frames drawn without the part, where a detection is false.",
+                    table=[(k, str(v)) for k, v in val.items()] + _absent_row(result),
                 ),
             ],
         )
     return out
+
+
+def _absent_row(result) -> list[tuple[str, str]]:
+    if result.absent_found is None:
+        return []
+    share = f"{100 * result.absent_found:.0f} % of {result.config.absent_frames}"
+    return [("found in frames without the part", share)]
 
 
 def _timings(result) -> list[tuple[str, str]]:
@@ -110,6 +118,14 @@ def detections_summary(metrics) -> str:
         parts.append(f"median 3D {100 * s['median_3d_m']:.1f} cm")
         parts.append(f"2D {s['median_2d_px']:.1f} px")
     return ", ".join(parts)
+
+
+def absent_summary(result) -> str:
+    """'; N frames without the part: found in X %' of a ``train.TrainResult``, or ''."""
+    if result.absent_found is None:
+        return ""
+    n = result.config.absent_frames
+    return f"; {n} frames without the part: found in {100 * result.absent_found:.0f} %"
 
 
 def real_detections_figure(path: Path, frames, run, detector, title: str) -> None:

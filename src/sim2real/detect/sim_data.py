@@ -5,6 +5,7 @@ network's targets."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
@@ -104,30 +105,37 @@ def _crops(rgb, depth, labels, geometry, crop_px, rng, zoom=None):
     return out_rgb, out_depth, out_labels
 
 
-def frame_record(renderer, index: int) -> tuple[np.ndarray, np.ndarray, Label]:
-    """(rgb, float16 depth, label) of frame ``index`` of a ``SampleRenderer``."""
-    s = renderer.sample(int(index))
+def frame_record(
+    renderer, index: int, part_absent: bool = False
+) -> tuple[np.ndarray, np.ndarray, Label]:
+    """(rgb, float16 depth, label) of frame ``index`` of a ``SampleRenderer`` (``part_absent``:
+    without the part, its label's ``visible_px`` 0)."""
+    s = renderer.sample(int(index), part_absent)
     h, w = s.rgb.shape[:2]
     label = Label(h, w, np.asarray(s.T_cam_part), np.asarray(s.K), int(s.mask.sum()))
     return s.rgb, s.depth_m.astype(np.float16), label
 
 
-def render_frames(renderer, indices, progress=None, key=None, processes: int = 1) -> FrameSet:
+def render_frames(
+    renderer, indices, progress=None, key=None, processes: int = 1, part_absent: bool = False
+) -> FrameSet:
     """Render the frames ``indices`` of a ``SampleRenderer`` into memory; ``progress(i, n)``
     as they come. ``processes`` > 1 with ``key`` (the renderer's, built by
-    ``frame_workers.worker_renderer``): in that many worker processes (the same frames)."""
+    ``frame_workers.worker_renderer``): in that many worker processes (the same frames).
+    ``part_absent``: the frames without the part (``SampleRenderer.sample``)."""
     indices = [int(i) for i in indices]
+    record = partial(frame_record, part_absent=part_absent)
     if processes > 1 and key is not None and len(indices) > 1:
         from sim2real.detect.frame_workers import render_in_processes
 
         done: dict = {}
-        render_in_processes(key, indices, min(processes, len(indices)), frame_record, done,
+        render_in_processes(key, indices, min(processes, len(indices)), record, done,
                             progress)  # fmt: skip
         records = [done[i] for i in indices]
     else:
         records = []
         for i in indices:
-            records.append(frame_record(renderer, i))
+            records.append(record(renderer, i))
             if progress is not None:
                 progress(len(records), len(indices))
     return FrameSet(np.stack([r[0] for r in records]), np.stack([r[1] for r in records]),

@@ -3,7 +3,8 @@
 The frames are rendered once into memory (``frames`` of them, seeded per index, so a run is
 reproducible) and the network is trained on them for ``max_steps`` (or ``max_minutes``, when
 those run out first), with a cosine learning-rate decay over that budget; ``val_frames``
-further frames (other indices of the same randomization) measure it.
+further frames (other indices of the same randomization) measure it, and ``absent_frames``
+more, drawn without the part, how often it says found where the part is not.
 """
 
 from __future__ import annotations
@@ -16,7 +17,13 @@ import numpy as np
 from pydantic import Field
 
 from sim2real.core.strict import StrictModel
-from sim2real.detect.detector import Detector, DetectorFile, DetectorSettings, mesh_hash
+from sim2real.detect.detector import (
+    Detector,
+    DetectorFile,
+    DetectorSettings,
+    detect_frame,
+    mesh_hash,
+)
 from sim2real.detect.evaluate import DetectionMetrics, evaluate_frames
 from sim2real.detect.keypoints import bbox_centre, bbox_corners, part_symmetries
 from sim2real.detect.network import NetworkConfig, build_network, network_input, reference_depth
@@ -69,6 +76,12 @@ class TrainConfig(StrictModel):
     )
     frames: int = Field(1500, ge=1, description="randomized training frames rendered")
     val_frames: int = Field(200, ge=1, description="randomized validation frames (other indices)")
+    absent_frames: int = Field(
+        100,
+        ge=0,
+        description="randomized frames without the part (other indices): how often the "
+        "detector says found of nothing",
+    )
     seed: int = Field(0, ge=0, description="seed of the randomization and the network's init")
     threads: int = Field(2, ge=1, le=256, description="torch CPU threads")
 
@@ -83,6 +96,9 @@ class TrainResult:
     preview: FrameSet
     """A few training frames, for the report."""
     timings: dict = field(default_factory=dict)
+    absent_found: float | None = None
+    """Share of the ``absent_frames`` (the part not in them) where the part was said found;
+    None without such frames."""
 
 
 def resolve_train_config(
@@ -194,6 +210,11 @@ def train_detector(model: str | Path, cfg: TrainConfig, progress=None) -> TrainR
     every = {"key": key, "processes": usable_cores()}
     train = render_frames(renderer, range(cfg.frames), report, **every)
     val = render_frames(renderer, range(cfg.frames, cfg.frames + cfg.val_frames), report, **every)
+    first = cfg.frames + cfg.val_frames
+    absent = None
+    if cfg.absent_frames:
+        absent = render_frames(renderer, range(first, first + cfg.absent_frames), report,
+                               part_absent=True, **every)  # fmt: skip
     render_s = time.perf_counter() - t0
 
     net = build_network(cfg.network)
@@ -228,4 +249,15 @@ def train_detector(model: str | Path, cfg: TrainConfig, progress=None) -> TrainR
     metrics, _ = evaluate_frames(detector, sim_eval_frames(val))
     preview = FrameSet(train.rgb[:8], train.depth_m[:8], train.labels[:8])
     timings = {"render_s": round(render_s, 1), "train_s": round(train_s, 1), "steps": steps}
-    return TrainResult(detector, cfg, log, metrics, preview, timings)
+    return TrainResult(detector, cfg, log, metrics, preview, timings, found_share(detector, absent))
+
+
+def found_share(detector: Detector, frames: FrameSet | None) -> float | None:
+    """Share of ``frames`` in which ``detect_frame`` says the part is found (None for none)."""
+    if frames is None:
+        return None
+    found = [
+        detect_frame(detector, frames.rgb[i], frames.depth_m[i].astype(np.float32), lab.K).found
+        for i, lab in enumerate(frames.labels)
+    ]
+    return float(np.mean(found))

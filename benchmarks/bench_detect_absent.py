@@ -1,0 +1,87 @@
+"""A detector on randomized frames with and without its part: how often "found" is said of
+nothing, against how often the part is found, at several levels of the highest peak, and the
+depth agreement of each side. The frames are the detector's own randomization at indices it
+never trained or validated on; the frames without the part are the same frames with the part
+moved out of the room (``SampleRenderer.sample(index, part_absent=True)``).
+
+python benchmarks/bench_detect_absent.py DET [--frames 200] [--first 60000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+import numpy as np
+
+from sim2real.core.yaml_io import read_yaml_mapping
+from sim2real.detect import decode
+from sim2real.detect.detector import detect_frame, load_detector
+from sim2real.detect.frame_workers import usable_cores, worker_renderer
+from sim2real.detect.sim_data import render_frames
+from sim2real.detect.train import TrainConfig
+from sim2real.models.part import load_part
+
+LEVELS = (0.2, 0.3, 0.5, 0.7)
+
+
+def highest_peak(detector, rgb, depth, K) -> float:
+    frame = decode.prepare_frame(rgb, depth, K, detector.info.network)
+    logit = float(decode.run_network(detector, frame)["heat"][0].max())
+    return 1.0 / (1.0 + np.exp(-logit))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("det", type=Path)
+    ap.add_argument("--frames", type=int, default=200, help="frames of each kind")
+    ap.add_argument("--first", type=int, default=60000, help="the first frame index")
+    args = ap.parse_args()
+    cfg = TrainConfig.model_validate(read_yaml_mapping(args.det / "config.yaml"))
+    detector = load_detector(args.det)
+    model = detector.info.model_path
+    net = cfg.network
+    scene = cfg.scene.model_copy(update={"width_px": net.width_px, "height_px": net.height_px})
+    key = (model, scene.model_dump_json(), int(cfg.seed))
+    renderer = worker_renderer(*key, part=load_part(model))
+    indices = range(args.first, args.first + args.frames)
+    every = {"key": key, "processes": usable_cores()}
+    t0 = time.perf_counter()
+    kinds = {
+        "without the part": render_frames(renderer, indices, part_absent=True, **every),
+        "with the part": render_frames(renderer, indices, **every),
+    }
+    print(f"{detector.info.model_name}: {args.frames} frames of each kind (indices "
+          f"{args.first}+), rendered in {time.perf_counter() - t0:.0f} s")  # fmt: skip
+    centre = detector.geometry.centre_part_m
+    header = " | ".join(f"peak >= {level}" for level in LEVELS)
+    print(f"| frames | found | found within 5 cm | depth agreement, median (10-90 %) | {header} |")
+    print("|" + " --- |" * (4 + len(LEVELS)))
+    for kind, frames in kinds.items():
+        found, near, agreement, peaks = 0, 0, [], []
+        for i, label in enumerate(frames.labels):
+            rgb, depth = frames.rgb[i], frames.depth_m[i].astype(np.float32)
+            if kind == "with the part" and label.visible_px == 0:
+                continue  # out of view or hidden: neither a part to find nor a clean negative
+            d = detect_frame(detector, rgb, depth, label.K)
+            peaks.append(highest_peak(detector, rgb, depth, label.K))
+            if not d.found:
+                continue
+            found += 1
+            if d.depth_agreement is not None:
+                agreement.append(d.depth_agreement)
+            T = label.T_cam_part
+            near += kind == "with the part" and bool(
+                np.linalg.norm(d.position_m - (T[:3, :3] @ centre + T[:3, 3])) < 0.05
+            )
+        n = len(peaks)
+        q = np.percentile(agreement, [50, 10, 90]) if agreement else [np.nan] * 3
+        levels = " | ".join(f"{100 * np.mean(np.array(peaks) >= lv):.1f} %" for lv in LEVELS)
+        within = f"{100 * near / n:.1f} %" if kind == "with the part" else "-"
+        print(f"| {kind} ({n}) | {100 * found / n:.1f} % | {within} | "
+              f"{q[0]:.2f} ({q[1]:.2f}-{q[2]:.2f}) | {levels} |")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
