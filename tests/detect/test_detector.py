@@ -124,6 +124,7 @@ def test_train_writes_the_detector_folder_and_run_writes_one_line_per_frame(cli_
         assert (det / name).is_file(), name
     assert (det / "report" / "index.html").is_file() and (det / "report" / "samples.png").is_file()
     assert "found in frames without the part" in (det / "report" / "index.html").read_text()
+    assert 0.0 <= yaml.safe_load((det / "detector.yaml").read_text())["absent_found"] <= 1.0
     cfg = yaml.safe_load((det / "config.yaml").read_text())
     assert cfg["frames"] == 4 and cfg["optim"]["max_steps"] == 2  # the resolved config
     out = root / "detections.jsonl"

@@ -185,6 +185,10 @@ def test_detect_run_sums_up_the_depth_checks():
     assert any("3 detections" in x and "0.70" in x and "lowest 0.50" in x for x in lines), lines
     unchecked = DetectRun(dets[3:], [10.0], [], None).summary_lines()
     assert not any("depth" in x for x in unchecked)
+    # a detector that measured its false detections says so beside what it found
+    warned = DetectRun(dets, [10.0] * 4, [], None, absent_found=0.58).summary_lines()
+    assert any("58 % of randomized frames without its part" in x for x in warned), warned
+    assert not any("presence" in x for x in lines)  # not measured: nothing to say
 
 
 def test_lower_peaks_become_candidates_only_when_the_depth_can_tell():

@@ -83,6 +83,13 @@ class DetectorFile(StrictModel):
         "a detector from before 2026-12-02, whose peaks are not checked against depth",
     )
     diameter_m: float | None = Field(None, gt=0, description="the mesh's bounding-box diagonal")
+    absent_found: float | None = Field(
+        None,
+        ge=0,
+        le=1,
+        description="share of randomized frames without the part in which it said found "
+        "(detect train's absent_frames); None: not measured (trained before 2026-12-05)",
+    )
 
 
 @dataclass

@@ -101,9 +101,10 @@ def write_detector_folder(result, out: str | Path) -> Path:
 
 
 def _absent_row(result) -> list[tuple[str, str]]:
-    if result.absent_found is None:
+    found = result.detector.info.absent_found
+    if found is None:
         return []
-    share = f"{100 * result.absent_found:.0f} % of {result.config.absent_frames}"
+    share = f"{100 * found:.0f} % of {result.config.absent_frames}"
     return [("found in frames without the part", share)]
 
 
@@ -122,10 +123,11 @@ def detections_summary(metrics) -> str:
 
 def absent_summary(result) -> str:
     """'; N frames without the part: found in X %' of a ``train.TrainResult``, or ''."""
-    if result.absent_found is None:
+    found = result.detector.info.absent_found
+    if found is None:
         return ""
     n = result.config.absent_frames
-    return f"; {n} frames without the part: found in {100 * result.absent_found:.0f} %"
+    return f"; {n} frames without the part: found in {100 * found:.0f} %"
 
 
 def real_detections_figure(path: Path, frames, run, detector, title: str) -> None:

@@ -24,6 +24,8 @@ class DetectRun:
     """Per frame with a reference pose."""
     metrics: DetectionMetrics | None
     """None without reference poses."""
+    absent_found: float | None = None
+    """The detector's share found in randomized frames without its part (``DetectorFile``)."""
 
     def records(self) -> list[dict]:
         return [d.to_json(frame) for frame, d in self.detections]
@@ -41,6 +43,12 @@ class DetectRun:
                 f"checked against the depth: {len(agreement)} detections, median share of the "
                 f"part's facing points confirmed {np.median(agreement):.2f} (lowest "
                 f"{min(agreement):.2f})"
+            )
+        if self.absent_found is not None and found:
+            lines.append(
+                f"found is not a presence test: in training this detector said found in "
+                f"{100 * self.absent_found:.0f} % of randomized frames without its part "
+                "(docs/detect.md)"
             )
         if self.metrics is not None:
             from sim2real.detect.report import detections_summary
@@ -60,7 +68,8 @@ def detect_sequence(detector: Detector, frames: Iterable[tuple]) -> DetectRun:
         detections.append((frame, det))
         if T is not None:
             errors.append(frame_error(frame, det, T, centre, K))
-    return DetectRun(detections, times, errors, summarize(errors) if errors else None)
+    metrics = summarize(errors) if errors else None
+    return DetectRun(detections, times, errors, metrics, detector.info.absent_found)
 
 
 def sequence_frames(sequence, source):

@@ -96,9 +96,6 @@ class TrainResult:
     preview: FrameSet
     """A few training frames, for the report."""
     timings: dict = field(default_factory=dict)
-    absent_found: float | None = None
-    """Share of the ``absent_frames`` (the part not in them) where the part was said found;
-    None without such frames."""
 
 
 def resolve_train_config(
@@ -249,7 +246,8 @@ def train_detector(model: str | Path, cfg: TrainConfig, progress=None) -> TrainR
     metrics, _ = evaluate_frames(detector, sim_eval_frames(val))
     preview = FrameSet(train.rgb[:8], train.depth_m[:8], train.labels[:8])
     timings = {"render_s": round(render_s, 1), "train_s": round(train_s, 1), "steps": steps}
-    return TrainResult(detector, cfg, log, metrics, preview, timings, found_share(detector, absent))
+    detector.info.absent_found = found_share(detector, absent)
+    return TrainResult(detector, cfg, log, metrics, preview, timings)
 
 
 def found_share(detector: Detector, frames: FrameSet | None) -> float | None:
