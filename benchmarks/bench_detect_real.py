@@ -78,11 +78,18 @@ def without_the_part(name: str, det_dir: Path, frames) -> None:
     run = detect_sequence(detector, frames)
     found = [(f, d) for f, d in run.detections if d.found]
     print(f"{name:<6} real frames without the part: found in {len(found)} of {len(frames)}")
-    for f, d in found:
+    for f, d in found[:5]:
         agreement = "-" if d.depth_agreement is None else f"{d.depth_agreement:.2f}"
         print(
             f"{name:<6}   false: frame {f}, confidence {d.confidence:.2f}, depth agreement {agreement}"
         )
+    if len(found) > 5:
+        conf = [d.confidence for _, d in found]
+        agree = [d.depth_agreement for _, d in found if d.depth_agreement is not None]
+        spans = f"confidence {min(conf):.2f}-{max(conf):.2f}"
+        if agree:
+            spans += f", depth agreement {min(agree):.2f}-{max(agree):.2f} ({len(agree)} checked)"
+        print(f"{name:<6}   ... {len(found) - 5} more; all of them: {spans}")
 
 
 class _Blind:
