@@ -135,6 +135,12 @@ def test_train_writes_the_detector_folder_and_run_writes_one_line_per_frame(cli_
     for r in lines:
         assert {"frame", "found", "confidence", "position_m"} <= set(r)
         assert (r["position_m"] is None) == (not r["found"])
+    # --min-confidence moves the level that calls the part found: 0 always, 1 never
+    for level, found in ((0.0, [True] * 3), (1.0, [False] * 3)):
+        proc = run_cli("detect", "run", det, "--frames", root / "seq", "--out", out,
+                       "--min-confidence", level)  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        assert [json.loads(x)["found"] for x in out.read_text().splitlines()] == found
 
 
 @pytest.mark.slow

@@ -89,6 +89,16 @@ def run_cmd(
         Path | None,
         typer.Option("--model", help="The part: checked to be the one the detector knows."),
     ] = None,
+    min_confidence: Annotated[
+        float | None,
+        typer.Option(
+            "--min-confidence",
+            min=0.0,
+            max=1.0,
+            help="Highest peak that calls the part found (the detector's: 0.3). Higher: fewer "
+            "false detections and fewer parts found (benchmarks/bench_detect_absent.py).",
+        ),
+    ] = None,
 ) -> None:
     """Detect the part in each frame; write found, confidence, position_m (and T_cam_part).
 
@@ -112,6 +122,9 @@ def run_cmd(
         from sim2real.models.part import load_part
 
         detector.check_model(load_part(model).mesh, model)
+    if min_confidence is not None:
+        settings = detector.info.settings
+        detector.info.settings = settings.model_copy(update={"min_confidence": min_confidence})
     if frames:
         source = frames[0] if len(frames) == 1 and frames[0].is_dir() else list(frames)
         from sim2real.core.pose import parse_pose
