@@ -17,39 +17,26 @@ import argparse
 import tempfile
 from pathlib import Path
 
-import numpy as np
-from scipy.spatial import cKDTree
-
 from sim2real.core.camera import CameraIntrinsics
+from sim2real.core.depth_io import read_depth
+from sim2real.core.image_io import read_rgb
+from sim2real.detect.bop_writer import frame_files, read_labels
 from sim2real.detect.dataset import generate_dataset
 from sim2real.detect.detector import load_detector
 from sim2real.detect.verify import surface_samples
 from sim2real.models.part import load_part
+from sim2real.tracking.pose_errors import adds_m
 from sim2real.tracking.proposals import detector_proposer
-from sim2real.tracking.sequence import load_scene_gt
 from sim2real.tracking.tracker import Tracker
 
 
-def adds_m(T: np.ndarray, T_ref: np.ndarray, points: np.ndarray) -> float:
-    """ADD-S: mean distance from each model point at T to the nearest at T_ref [m]."""
-    a = points @ T[:3, :3].T + T[:3, 3]
-    b = points @ T_ref[:3, :3].T + T_ref[:3, 3]
-    return float(np.mean(cKDTree(b).query(a)[0]))
-
-
-def bop_frames(root: Path):
-    """(frame, rgb, depth_m, K) of a `detect dataset` folder."""
-    import json
-
-    from PIL import Image
-
-    cams = json.loads((root / "scene_camera.json").read_text())
-    for key in sorted(cams, key=int):
-        cam = cams[key]
-        name = f"{int(key):06d}.png"
-        rgb = np.asarray(Image.open(root / "rgb" / name).convert("RGB"))
-        raw = np.asarray(Image.open(root / "depth" / name), dtype=np.float32)
-        yield int(key), rgb, raw * cam["depth_scale"] / 1000.0, np.reshape(cam["cam_K"], (3, 3))
+def dataset_frames(root: Path):
+    """(frame, rgb, depth_m, K, T_cam_part) of a `detect dataset` folder, each frame with its own
+    intrinsics."""
+    for index, (T, K, depth_scale_mm) in sorted(read_labels(root).items()):
+        files = frame_files(root, index)
+        depth = read_depth(files["depth"], depth_scale=depth_scale_mm / 1000.0)
+        yield index, read_rgb(files["rgb"]), depth, K, T
 
 
 def main() -> None:
@@ -67,8 +54,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "ds"
         generate_dataset(detector.info.model_path, root, args.frames, seed=args.seed)
-        gt = load_scene_gt(root / "scene_gt.json", None)
-        for frame, rgb, depth, K in bop_frames(root):
+        for _, rgb, depth, K, T_ref in dataset_frames(root):
             h, w = depth.shape
             cam = CameraIntrinsics(
                 fx=K[0, 0], fy=K[1, 1], cx=K[0, 2], cy=K[1, 2], width=w, height=h
@@ -80,7 +66,7 @@ def main() -> None:
             if result.status not in ("tracking", "recovered"):
                 counts["none"] += 1
                 continue
-            error = adds_m(result.T_cam_part, gt[frame], points)
+            error = adds_m(result.T_cam_part, T_ref, points)
             counts["right" if error < bar else "wrong"] += 1
             if error >= bar:
                 wrong_mm.append(round(1e3 * error))
