@@ -17,7 +17,8 @@ import numpy as np
 
 from sim2real.core.yaml_io import read_yaml_mapping
 from sim2real.detect import decode
-from sim2real.detect.detector import detect_frame, load_detector
+from sim2real.detect.detector import load_detector
+from sim2real.detect.evaluate import frame_error
 from sim2real.detect.frame_workers import usable_cores, worker_renderer
 from sim2real.detect.sim_data import render_frames
 from sim2real.detect.train import TrainConfig
@@ -26,10 +27,12 @@ from sim2real.models.part import load_part
 LEVELS = (0.2, 0.3, 0.5, 0.7)
 
 
-def highest_peak(detector, rgb, depth, K) -> float:
+def detect_with_peak(detector, rgb, depth, K):
+    """(``detect_frame``'s detection, the heatmap's highest score) from one network pass."""
     frame = decode.prepare_frame(rgb, depth, K, detector.info.network)
-    logit = float(decode.run_network(detector, frame)["heat"][0].max())
-    return 1.0 / (1.0 + np.exp(-logit))
+    out = decode.run_network(detector, frame)
+    peak = 1.0 / (1.0 + np.exp(-float(out["heat"][0].max())))
+    return decode.decode_outputs(detector, out, frame), peak
 
 
 def main() -> None:
@@ -64,17 +67,15 @@ def main() -> None:
             rgb, depth = frames.rgb[i], frames.depth_m[i].astype(np.float32)
             if kind == "with the part" and label.visible_px == 0:
                 continue  # out of view or hidden: neither a part to find nor a clean negative
-            d = detect_frame(detector, rgb, depth, label.K)
-            peaks.append(highest_peak(detector, rgb, depth, label.K))
+            d, peak = detect_with_peak(detector, rgb, depth, label.K)
+            peaks.append(peak)
             if not d.found:
                 continue
             found += 1
             if d.depth_agreement is not None:
                 agreement.append(d.depth_agreement)
-            T = label.T_cam_part
-            near += kind == "with the part" and bool(
-                np.linalg.norm(d.position_m - (T[:3, :3] @ centre + T[:3, 3])) < 0.05
-            )
+            if kind == "with the part":
+                near += frame_error(i, d, label.T_cam_part, centre, label.K).error_3d_m < 0.05
         n = len(peaks)
         q = np.percentile(agreement, [50, 10, 90]) if agreement else [np.nan] * 3
         levels = " | ".join(f"{100 * np.mean(np.array(peaks) >= lv):.1f} %" for lv in LEVELS)
