@@ -143,15 +143,30 @@ def test_outline_is_an_edge_only_where_the_scene_steps_back():
     assert outline_edges(occluded, CAM, contour, outward, at(0.5))[0] == 1.0
 
 
+def test_outline_beside_an_occluder_is_not_clear():
+    contour, outward = outline()
+    # an occluder 20 cm in front left of column 80: the left edge (9 points) and the top and
+    # bottom points left of the centre (4 each) cannot be judged; the other 19, beside the
+    # wall 10 cm behind, are all edges
+    frame = plate_frame(0.6)
+    frame[:, :80] = 0.3
+    edges, among_returns, clear = outline_edges(frame, CAM, contour, outward, at(0.5))
+    assert edges == 1.0 and among_returns == 1.0 and clear == pytest.approx(19 / 36)
+    # wholly hidden: nothing objects, and nothing of it is clear
+    occluded = np.full((120, 160), 0.3, np.float32)
+    assert outline_edges(occluded, CAM, contour, outward, at(0.5)) == (1.0, 1.0, 0.0)
+    assert outline_edges(plate_frame(0.6), CAM, contour, outward, at(0.5))[2] == 1.0
+
+
 def test_counted_among_returns_missing_data_beside_the_outline_is_no_edge():
     contour, outward = outline()
     # nothing beside the outline: an edge, but no return to judge it by (no objection)
-    assert outline_edges(plate_frame(None), CAM, contour, outward, at(0.5)) == (1.0, 1.0)
+    assert outline_edges(plate_frame(None), CAM, contour, outward, at(0.5)) == (1.0, 1.0, 1.0)
     # the left half beside no return, the right half beside a surface 5 mm behind: the
     # missing data makes half the outline an edge, the returns none of it
     half = plate_frame(0.505)
     half[:, :80] = 0.0
-    edges, among_returns = outline_edges(half, CAM, contour, outward, at(0.5))
+    edges, among_returns, _ = outline_edges(half, CAM, contour, outward, at(0.5))
     assert 0.3 < edges < 0.7 and among_returns == 0.0
 
 

@@ -72,6 +72,15 @@ def test_the_bars_a_pose_misses_are_named():
     good.outline_returns, good.spread = 0.3, 0.2
     assert recovery_failures(good, CFG) == ["outline_returns", "pose_spread"]
     assert tracking_failures(good, CFG) == ["pose_spread"]
+    # an outline that is an edge wherever it can be judged (0.6), but 30 % of it is beside a
+    # nearer surface: found again, the hidden part counts as unconfirmed (0.6 x 0.7 = 0.42 <
+    # 0.45); followed, it is skipped
+    good.outline_returns, good.spread, good.outline_clear = 1.0, 0.0, 0.7
+    assert recovery_failures(good, CFG) == ["outline"]
+    assert recovery_failures(good, CFG, in_image=False) == ["outline"]
+    assert tracking_failures(good, CFG) == []
+    good.outline_clear = 0.8  # 0.48: confirmed
+    assert recovery_failures(good, CFG) == []
 
 
 def test_an_outline_that_is_no_edge_ranks_below_every_other():

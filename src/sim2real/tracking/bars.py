@@ -24,10 +24,11 @@ def recovery_failures(a: Alignment, cfg: TrackerConfig, in_image: bool = True) -
     """The bars a pose found again (not followed) misses, by name (empty: trusted;
     ``in_image=False``: all but the share of the part inside the image). The outline must be an
     edge both counting and not counting the missing returns beside it, and the evidence must
-    pin the pose."""
+    pin the pose. Beside an occluder the outline is unconfirmed here, not skipped: a wrong
+    pose tucked behind a nearer surface hides there the outline that would refute it."""
     passed = {
         "score": a.score >= cfg.recover_score,
-        "outline": a.outline >= cfg.recover_outline,
+        "outline": a.outline * a.outline_clear >= cfg.recover_outline,
         "outline_returns": a.outline_returns >= cfg.recover_outline,
         "support": a.support >= cfg.recover_support,
         "in_image": not in_image or a.in_image >= cfg.recover_in_image,

@@ -34,9 +34,10 @@ class TrackerConfig(StrictModel):
         0.45,
         ge=0,
         le=1,
-        description="share of a re-found pose's outline that must be a depth edge in the frame "
-        "(a shape matched inside a larger surface, e.g. an L-bracket on a box's corner, scores "
-        "~0.2; but a bracket lying on a table scores ~0.5, its contact being no edge)",
+        description="share of a re-found pose's outline inside the image that must be a depth "
+        "edge in the frame, the outline beside an occluder counting as unconfirmed (a shape "
+        "matched inside a larger surface, e.g. an L-bracket on a box's corner, scores ~0.2; but "
+        "a bracket lying on a table scores ~0.5, its contact being no edge)",
     )
     recover_support: float = Field(
         0.5,

@@ -46,6 +46,9 @@ class Alignment:
     """Share of the model's outline that is an edge in the frame (``outline_edges``)."""
     outline_returns: float = 1.0
     """The same among the outline points with a return beside them (``outline_edges``)."""
+    outline_clear: float = 1.0
+    """Share of the outline inside the image with no occluder beside it: the rest cannot be
+    judged (``outline_edges``)."""
     spread: float = 0.0
     """With colour: how far the evidence lets the model's points slide (RMS standard deviation,
     ``fused_align.pose_spread_m``) as a share of the part's diameter; 0 when not measured
@@ -328,10 +331,11 @@ def outline_edges(
     T: np.ndarray,
     step_px: float = 4.0,
     occluder_m: float = 0.05,
-) -> tuple[float, float]:
+) -> tuple[float, float, float]:
     """(Share of the model's outline, seen at ``T``, that is also an edge in the frame, the same
     share among the outline points with a return just outside them, 1.0 when fewer than 8 have
-    one), from one look at the frame. An edge: just outside the outline the camera sees
+    one, and the share of the outline inside the image that can be judged: no occluder beside
+    it), from one look at the frame. An edge: just outside the outline the camera sees
     something farther away, or nothing; a part matched onto a surface that merely contains its
     shape (a box's corner for an L-bracket) fails it. "Nothing"
     beside an outline is an emitter's shadow or the far background, but also a dark surface:
@@ -346,13 +350,15 @@ def outline_edges(
     inside, zm, _ = _correspond(depth, camera, q)
     # an occluder well in front of the outline says nothing about it
     use = ok & inside & ~((zm > 0) & (zm < z - occluder_m))
+    in_view = int((ok & inside).sum())
+    clear = float(use.sum()) / in_view if in_view else 0.0
     edge = (zm == 0) | (zm > z + np.maximum(0.01, 0.02 * z))
     returns = use & (zm > 0)
     # too few returns beside the outline to object
     share_returns = float(edge[returns].mean()) if returns.sum() >= 8 else 1.0
     if use.sum() < 8:  # hidden by occluders: no objection
-        return (1.0 if (ok & inside).sum() >= 8 else 0.0), share_returns
-    return float(edge[use].mean()), share_returns
+        return (1.0 if in_view >= 8 else 0.0), share_returns, clear
+    return float(edge[use].mean()), share_returns, clear
 
 
 def align_nearest(

@@ -165,7 +165,7 @@ class Tracker:
                 a = self._depth_align(depth, a.T_cam_part, cfg.gates_m[-1:], occluder_m)
             T = a.T_cam_part
             k = self.views.nearest(T)
-        a.outline, a.outline_returns = outline_edges(
+        a.outline, a.outline_returns, a.outline_clear = outline_edges(
             depth,
             self.camera,
             self.views.contour_points[k],
