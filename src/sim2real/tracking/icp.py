@@ -334,13 +334,12 @@ def outline_edges(
 ) -> tuple[float, float, float]:
     """(Share of the model's outline, seen at ``T``, that is also an edge in the frame, the same
     share among the outline points with a return just outside them, 1.0 when fewer than 8 have
-    one, and the share of the outline inside the image that can be judged: no occluder beside
-    it), from one look at the frame. An edge: just outside the outline the camera sees
-    something farther away, or nothing; a part matched onto a surface that merely contains its
-    shape (a box's corner for an L-bracket) fails it. "Nothing"
-    beside an outline is an emitter's shadow or the far background, but also a dark surface:
-    a thin part matched onto a face bordered by dark things (a brush's bristles) must not pass
-    on missing data alone."""
+    one, and the share of the outline inside the image with no occluder beside it), from one
+    look at the frame. An edge: just outside the outline the camera sees something farther
+    away, or nothing; a part matched onto a surface that merely contains its shape (a box's
+    corner for an L-bracket) fails it. "Nothing" beside an outline is an emitter's shadow or
+    the far background, but also a dark surface: a thin part matched onto a face bordered by
+    dark things (a brush's bristles) must not pass on missing data alone."""
     c = contour @ T[:3, :3].T + T[:3, 3]
     o = outward @ T[:3, :3].T
     z = c[:, 2]
