@@ -79,7 +79,16 @@ def _candidate_axes(vertices, faces, second_moment, rng) -> np.ndarray:
     return np.array(unique)
 
 
-def _closure(generators: list[np.ndarray]) -> list[np.ndarray]:
+def _closure(generators: list[np.ndarray], probes: np.ndarray, tol: float) -> list[np.ndarray]:
+    """The group the generators make, without the identity. Two products are one element when
+    they move every probe point to within ``tol`` of each other: the axes come from the data,
+    a fraction of a degree off, and exact comparison would take each product of slightly-off
+    rotations for a new element (an equilateral prism's 6 grew past ``MAX_GROUP``)."""
+
+    def known(h: np.ndarray, group: list[np.ndarray]) -> bool:
+        moved = probes @ h[:3, :3].T + h[:3, 3]
+        return any(np.abs(moved - (probes @ k[:3, :3].T + k[:3, 3])).max() < tol for k in group)
+
     group = [np.eye(4)]
     frontier = [np.eye(4)]
     while frontier and len(group) < MAX_GROUP:
@@ -87,7 +96,7 @@ def _closure(generators: list[np.ndarray]) -> list[np.ndarray]:
         for g in frontier:
             for s in generators:
                 h = s @ g
-                if not any(np.allclose(h, k, atol=1e-4) for k in group):
+                if not known(h, group):
                     group.append(h)
                     new.append(h)
         frontier = new
@@ -170,7 +179,8 @@ def detect_symmetry(
         return DetectedSymmetry(sym, conf, checked, notes)
     if rotations:
         generators = [rotation_about(a, centre, 2 * np.pi / o) for a, o, _ in rotations]
-        group = _closure(generators)
+        probes = centre + 0.5 * diameter * np.vstack([np.eye(3), -np.eye(3)])
+        group = _closure(generators, probes, tol)
         if len(group) + 1 >= MAX_GROUP:
             notes.append(f"symmetry group truncated at {MAX_GROUP} elements")
         conf = min(s for _, _, s in rotations)
