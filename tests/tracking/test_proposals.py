@@ -111,3 +111,35 @@ def test_a_right_proposal_among_wrong_ones_is_found(depth):
     tracker.initialize(None)
     r = tracker.update(depth)
     assert r.status == "recovered" and max(errors(r.T_cam_part, T_TRUE)) < 1.5
+
+
+def test_a_detection_below_min_confidence_proposes_nothing(tmp_path, monkeypatch):
+    # the detector may report a lower peak the depth check preferred; the tracker starts only
+    # from one that reaches min_confidence itself
+    from detect.standin_frames import BOX
+    from detect.test_detector import tiny_detector
+
+    import sim2real.detect.detector as detector_module
+    from sim2real.core.camera import CameraIntrinsics
+    from sim2real.detect.detection import Detection
+    from sim2real.detect.detector import save_detector
+    from sim2real.models.part import load_part
+    from sim2real.tracking.proposals import detector_proposer
+
+    mesh = tmp_path / "box.ply"
+    BOX.export(mesh)
+    det = tmp_path / "det"
+    det.mkdir()
+    save_detector(tiny_detector(), det)
+    camera = CameraIntrinsics(fx=60.0, fy=60.0, cx=32.0, cy=24.0, width=64, height=48)
+    confidence = {"value": 0.29}
+
+    def detect(detector, rgb, depth, K):
+        return Detection(True, confidence["value"], np.array([0.0, 0.0, 0.5]), np.zeros(2))
+
+    monkeypatch.setattr(detector_module, "detect_frame", detect)
+    propose = detector_proposer(det, load_part(mesh).mesh, camera)
+    depth, rgb = np.full((48, 64), 0.6, np.float32), np.zeros((48, 64, 3), np.uint8)
+    assert propose(depth, rgb) == []  # 0.29 < 0.3, the shipped min_confidence
+    confidence["value"] = 0.3
+    assert len(propose(depth, rgb)) == len(coarse_rotations())  # no keypoint pose given

@@ -94,6 +94,7 @@ def detector_proposer(
     detector = load_detector(detector_dir)
     detector.check_model(mesh, detector_dir)
     centre = detector.geometry.centre_part_m
+    min_confidence = detector.info.settings.min_confidence
     T_dc = np.eye(4) if T_depth_color is None else np.asarray(T_depth_color, float)
     depth_camera = depth_camera or color_camera
     T_color_depth = invert_pose(T_dc)
@@ -105,6 +106,10 @@ def detector_proposer(
         depth = depth_in_camera(depth, depth_camera, color_camera, T_color_depth)
         found = detect_frame(detector, color, depth, color_camera.K)
         if not found.found or found.position_m is None:  # the detector's own confidence bar
+            return []
+        if found.confidence < min_confidence:
+            # the depth check preferred a lower peak: reported by `detect run`, too weak to
+            # start a tracker on (a third of the wrong re-found thin triangles came from such)
             return []
         in_color = [] if found.T_cam_part is None else [found.T_cam_part]
         in_color += poses_at(found.position_m, centre, rotations)
