@@ -1,8 +1,9 @@
 """Pose proposals for a tracker that has no pose (first frame, after a loss): an outside finder,
 typically a detector trained in simulation (``sim2real detect``), says where the part may be;
 each proposal is aligned by the tracker's own ICP and must pass the bars of any re-found pose
-(``trusted_recovery``), so a wrong proposal costs time, never a wrong ``tracking``. Without a
-trusted proposal the tracker's own global search runs as before."""
+(``trusted_recovery``), so a wrong proposal mostly costs time (not always: on randomized clutter
+a few in 60 fresh starts of a thin part were kept at a wrong pose). Without a trusted proposal
+the tracker's own global search runs as before."""
 
 from __future__ import annotations
 
@@ -84,7 +85,8 @@ def detector_proposer(
 ) -> Proposer:
     """Proposals from a detector trained with ``sim2real detect train`` for ``mesh`` (another
     part is a one-line error): its pose from the keypoints when it has one, then the coarse
-    orientations (:func:`coarse_rotations`) at its position. Colour of ``color_camera``; the
+    orientations (:func:`coarse_rotations`) at its position; nothing from a detection below
+    the detector's ``min_confidence``. Colour of ``color_camera``; the
     depth of ``depth_camera`` (None: the colour camera) moved into it first (``depth_in_camera``:
     unchanged when already registered)."""
     from sim2real.core.depth_register import depth_in_camera
