@@ -85,19 +85,17 @@ def _closure(generators: list[np.ndarray], probes: np.ndarray, tol: float) -> li
     a fraction of a degree off, and exact comparison would take each product of slightly-off
     rotations for a new element (an equilateral prism's 6 grew past ``MAX_GROUP``)."""
 
-    def known(h: np.ndarray, group: list[np.ndarray]) -> bool:
-        moved = probes @ h[:3, :3].T + h[:3, 3]
-        return any(np.abs(moved - (probes @ k[:3, :3].T + k[:3, 3])).max() < tol for k in group)
-
-    group = [np.eye(4)]
+    group, placed = [np.eye(4)], [probes]  # each element and where it moves the probes
     frontier = [np.eye(4)]
     while frontier and len(group) < MAX_GROUP:
         new = []
         for g in frontier:
             for s in generators:
                 h = s @ g
-                if not known(h, group):
+                moved = probes @ h[:3, :3].T + h[:3, 3]
+                if not any(np.abs(moved - p).max() < tol for p in placed):
                     group.append(h)
+                    placed.append(moved)
                     new.append(h)
         frontier = new
     return group[1:]
