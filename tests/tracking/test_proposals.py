@@ -11,7 +11,13 @@ from sim2real.sensors.demo_part import machined_bracket
 from sim2real.sensors.presets import get_preset
 from sim2real.sensors.render import DepthRenderer
 from sim2real.sensors.scene import make_scene
-from sim2real.tracking.proposals import coarse_rotations, cube_rotations, poses_at
+from sim2real.tracking.proposals import (
+    coarse_rotations,
+    cube_rotations,
+    poses_at,
+    proposal_centres,
+)
+from sim2real.tracking.relocalize import NEAR_DIAMETERS, LostSearch
 from sim2real.tracking.tracker import Tracker, TrackerConfig
 
 D435 = get_preset("realsense-d435")
@@ -95,6 +101,56 @@ def test_wrong_proposals_never_make_a_wrong_track(depth):
             assert max(errors(r.T_cam_part, T_TRUE)) < 1.5, (r.status, errors(r.T_cam_part, T_TRUE))
         else:
             assert r.status == "lost"
+
+
+def test_proposal_centres_gives_one_point_per_place():
+    lo, hi = BRACKET.vertices.min(axis=0), BRACKET.vertices.max(axis=0)
+    centre = 0.5 * (lo + hi)
+    here, there = np.array([0.02, -0.01, 0.5]), np.array([0.2, 0.1, 0.7])
+    poses = poses_at(here, centre, coarse_rotations()) + poses_at(there, centre, cube_rotations())
+    places = proposal_centres(poses, BRACKET)
+    assert places.shape == (2, 3)
+    assert np.allclose(places, [here, there])
+    assert proposal_centres([], BRACKET).shape == (0, 3)
+
+
+def test_after_failed_proposals_the_search_looks_only_near_them(depth, monkeypatch):
+    """A finder has looked at the whole frame: when its proposals fail the bars, the tracker's
+    own search runs only near where they put the part, and not at all without a proposal."""
+    frame_points = CAMERA.backproject(depth)
+    lo, hi = BRACKET.vertices.min(axis=0), BRACKET.vertices.max(axis=0)
+    to_part = np.linalg.norm(frame_points - T_TRUE[:3, 3], axis=1)
+    table = frame_points[np.argmin(np.abs(to_part - 0.4))]  # a point of the table 40 cm away
+    elsewhere = make_pose(np.eye(3), table - 0.5 * (lo + hi))
+    seen = []
+    original = LostSearch.find
+
+    def spy(self, depth, last_T, lost_frames, align, align_nearest, around=None):
+        regions = list(self.regions(depth, last_T, lost_frames, around))
+        seen.append((around, regions, self.views.diameter_m))
+        return original(self, depth, last_T, lost_frames, align, align_nearest, around)
+
+    monkeypatch.setattr(LostSearch, "find", spy)
+    tracker = Tracker(BRACKET, CAMERA, TrackerConfig(views=300))
+    tracker.proposer = lambda d, c: [elsewhere]
+    tracker.initialize(None)
+    tracker.update(depth)
+    ((around, regions, diameter),) = seen
+    assert np.allclose(around, proposal_centres([elsewhere], BRACKET))
+    ((points, _),) = regions
+    gaps = np.linalg.norm(points - around[0], axis=1)
+    frame_gaps = np.linalg.norm(frame_points - around[0], axis=1)
+    assert len(points) == np.count_nonzero(frame_gaps < NEAR_DIAMETERS * diameter) > 100
+    assert gaps.max() < NEAR_DIAMETERS * diameter
+    # the part itself is out of that region: this search cannot re-find it
+    assert np.linalg.norm(T_TRUE[:3, 3] - around[0]) > NEAR_DIAMETERS * diameter + 0.05
+
+    seen.clear()
+    tracker = Tracker(BRACKET, CAMERA, TrackerConfig(views=300))
+    tracker.proposer = lambda d, c: []
+    tracker.initialize(None)
+    assert tracker.update(depth).status == "lost"
+    assert seen == []  # nothing proposed: nothing searched
 
 
 def test_a_right_proposal_among_wrong_ones_is_found(depth):

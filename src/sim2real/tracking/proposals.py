@@ -3,7 +3,8 @@ typically a detector trained in simulation (``sim2real detect``), says where the
 each proposal is aligned by the tracker's own ICP and must pass the bars of any re-found pose
 (``trusted_recovery``), so a wrong proposal mostly costs time (not always: on randomized clutter
 a few in 60 fresh starts of a thin part were kept at a wrong pose). Without a trusted proposal
-the tracker's own global search runs as before."""
+the tracker's own global search runs, but only around the proposals (:func:`proposal_centres`):
+the finder has looked at the whole frame; with no proposal at all, nothing is searched."""
 
 from __future__ import annotations
 
@@ -74,6 +75,21 @@ def best_proposal(
         if best is None or recovery_rank(a, config) > recovery_rank(best, config):
             best = a
     return best
+
+
+def proposal_centres(proposals: Sequence[np.ndarray], mesh: Mesh) -> np.ndarray:
+    """(k, 3): where the proposals put the centre of the part's bounding box (camera frame), one
+    per place (those within a tenth of the part's diameter of an earlier one dropped: a
+    detector proposes many orientations at one position)."""
+    lo, hi = mesh.vertices.min(axis=0), mesh.vertices.max(axis=0)
+    centre = np.append(0.5 * (lo + hi), 1.0)
+    tolerance = 0.1 * float(np.linalg.norm(hi - lo))
+    places: list[np.ndarray] = []
+    for T in proposals:
+        point = (np.asarray(T, float) @ centre)[:3]
+        if all(np.linalg.norm(point - p) >= tolerance for p in places):
+            places.append(point)
+    return np.array(places).reshape(-1, 3)
 
 
 def detector_proposer(

@@ -17,6 +17,8 @@ from sim2real.tracking.config import TrackerConfig
 from sim2real.tracking.icp import Alignment
 
 MAX_SCENE_POINTS = 20_000
+NEAR_DIAMETERS = 1.5
+"""A search "near" a point looks at the frame's points within this many part diameters of it."""
 NEAR_SEARCH_FRAMES = 3
 """With a static camera, the region where the part was last seen is searched only this many lost
 frames; after that the part may be anywhere, and the foreground covers it."""
@@ -51,18 +53,28 @@ class LostSearch:
         self.search = GlobalSearch(mesh, config.search_voxel_m)
 
     def regions(
-        self, depth: np.ndarray, last_T: np.ndarray | None, lost_frames: int
+        self,
+        depth: np.ndarray,
+        last_T: np.ndarray | None,
+        lost_frames: int,
+        around: np.ndarray | None = None,
     ) -> Iterator[tuple[np.ndarray, int]]:
         """(points, RANSAC tries) to search, cheapest first: around where the part was last seen
         (only just after losing it, when the camera is static), what stands in front of the
-        static background (a small set: more tries), and, not on every lost frame, everything."""
-        frame_points = None
+        static background (a small set: more tries), and, not on every lost frame, everything.
+        With ``around`` ((k, 3) points where an outside finder, a detector, places the part)
+        only near those: the finder has looked at the whole frame, and a search there finds
+        look-alikes (on randomized clutter, 12 of 19 whole-frame re-finds of a thin triangle
+        after its detector's proposals failed were wrong; benchmarks/RESULTS.md)."""
         diameter = self.views.diameter_m
+        if around is not None:
+            yield points_near(self.camera.backproject(depth), around, diameter), 2
+            return
+        frame_points = None
         static = self.background is not None and self.background.frames > 0
         if last_T is not None and (not static or lost_frames < NEAR_SEARCH_FRAMES):
             frame_points = self.camera.backproject(depth)
-            near = np.linalg.norm(frame_points - last_T[:3, 3], axis=1) < 1.5 * diameter
-            yield frame_points[near], 2
+            yield points_near(frame_points, last_T[None, :3, 3], diameter), 2
         if static:
             yield self.background.points_around_foreground(depth, 0.25 * diameter), FOREGROUND_TRIES
             if lost_frames % self.config.full_search_every != 0:
@@ -104,14 +116,16 @@ class LostSearch:
         lost_frames: int,
         align: Callable[[np.ndarray, np.ndarray], Alignment],
         align_nearest: Callable[[np.ndarray, np.ndarray], np.ndarray],
+        around: np.ndarray | None = None,
     ) -> Alignment | None:
         """The best re-found pose (trusted ones end the search), or None. ``align(depth, T)``:
-        the tracker's scored ICP from T; ``align_nearest(depth, T)``: its wider-capture start."""
+        the tracker's scored ICP from T; ``align_nearest(depth, T)``: its wider-capture start;
+        ``around``: search only near these points (:meth:`regions`)."""
         cfg = self.config
         static = self.background is not None and self.background.frames > 0
         moved_mask = self.background.foreground_mask(depth) if static else None  # once a frame
         best = None
-        for points, tries in self.regions(depth, last_T, lost_frames):
+        for points, tries in self.regions(depth, last_T, lost_frames, around):
             for T in self.search.candidates_in(points, tries):
                 a = align(depth, T)
                 if a.score < cfg.recover_score:  # a near miss: widen the capture
@@ -165,7 +179,7 @@ class GlobalSearch:
         points (within 1.5 diameters of ``centre`` when given)."""
         points = camera.backproject(depth)
         if centre is not None:
-            points = points[np.linalg.norm(points - centre, axis=1) < 1.5 * self.diameter]
+            points = points_near(points, np.reshape(centre, (1, 3)), self.diameter)
         return self.candidates_in(points, tries)
 
     def candidates_in(self, points: np.ndarray, tries: int = 2) -> list[np.ndarray]:
@@ -197,6 +211,14 @@ class GlobalSearch:
             if result.fitness > 0:
                 out.append(np.asarray(result.transformation))
         return out
+
+
+def points_near(points: np.ndarray, centres: np.ndarray, diameter_m: float) -> np.ndarray:
+    """The ``points`` (N, 3) within ``NEAR_DIAMETERS`` part diameters of any of ``centres``."""
+    near = np.zeros(len(points), bool)
+    for centre in centres:
+        near |= np.linalg.norm(points - centre, axis=1) < NEAR_DIAMETERS * diameter_m
+    return points[near]
 
 
 def _takes_seed(mesh) -> bool:

@@ -6,7 +6,7 @@ coarse to fine), and score it (agreeing returns against see-through). States, wi
 ``tracking`` (the pose is trustworthy), ``lost`` (it is not: never move a robot on it) and
 ``recovered`` (found again this frame by global registration; ``tracking`` from the next good
 frame on). When lost, the part is searched for with FPFH features and RANSAC, first around where
-it was last seen, then in the whole frame.
+it was last seen, then in the whole frame; given a detector, its proposals, then only near them.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from sim2real.tracking.bars import recovery_failures, tracking_failures, trusted
 from sim2real.tracking.config import TrackerConfig
 from sim2real.tracking.fused_align import FusedSettings, fused_align, pose_spread_m
 from sim2real.tracking.icp import Alignment, align, align_nearest, evaluate, outline_edges
-from sim2real.tracking.proposals import Proposer, best_proposal
+from sim2real.tracking.proposals import Proposer, best_proposal, proposal_centres
 from sim2real.tracking.region import RegionModality
 from sim2real.tracking.relocalize import LostSearch
 
@@ -375,16 +375,22 @@ class Tracker:
         return align_nearest(pts, self.views.points[k], self.views.normals[k], T_guess, 0.05)
 
     def _relocalize(self, depth: np.ndarray) -> Alignment | None:
+        around = None
         if self.proposer is not None:
             proposals = self.proposer(depth, self._color)
             found = best_proposal(self._align, depth, proposals, self.config)
             if found is not None and trusted_recovery(found, self.config):
                 return found
+            if not proposals:
+                return None  # the finder sees no part: nowhere to search
+            around = proposal_centres(proposals, self.mesh)  # its search: only where it says
         if self._search is None:
             self._search = LostSearch(
                 self.mesh, self.views, self.camera, self.config, self.background
             )
-        return self._search.find(depth, self.T, self._lost_frames, self._align, self._align_nearest)
+        return self._search.find(
+            depth, self.T, self._lost_frames, self._align, self._align_nearest, around
+        )
 
 
 def score_pose(tracker: Tracker, depth: np.ndarray, T: np.ndarray) -> Alignment:
