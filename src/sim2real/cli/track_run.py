@@ -41,8 +41,8 @@ def run_cmd(
         typer.Option(
             "--init",
             help="The part's pose in the first frame (T_cam_part: numbers or a file), 'auto' to "
-            "search for it, or detect:DET for a detector of `sim2real detect train` (it also "
-            "proposes poses whenever the track is lost).",
+            "search for it, or detect:DET for a detector of `sim2real detect train` (the "
+            "finder whenever the track is lost: the depth search looks only near its detection).",
         ),
     ] = "auto",
     camera: Annotated[
