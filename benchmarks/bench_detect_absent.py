@@ -17,8 +17,8 @@ import time
 from pathlib import Path
 
 import numpy as np
+from bench_detect_recoveries import tracker_pose  # the same fresh start, one frame at a time
 
-from sim2real.core.camera import CameraIntrinsics
 from sim2real.core.yaml_io import read_yaml_mapping
 from sim2real.detect import decode
 from sim2real.detect.detector import load_detector
@@ -29,8 +29,6 @@ from sim2real.detect.train import TrainConfig
 from sim2real.detect.verify import surface_samples
 from sim2real.models.part import load_part
 from sim2real.tracking.pose_errors import adds_m
-from sim2real.tracking.proposals import detector_proposer
-from sim2real.tracking.tracker import Tracker
 
 LEVELS = (0.2, 0.3, 0.5, 0.7)
 
@@ -41,17 +39,6 @@ def detect_with_peak(detector, rgb, depth, K):
     out = decode.run_network(detector, frame)
     peak = 1.0 / (1.0 + np.exp(-float(out["heat"][0].max())))
     return decode.decode_outputs(detector, out, frame), peak
-
-
-def tracker_pose(det_dir: Path, part, rgb, depth, K) -> np.ndarray | None:
-    """The pose a fresh tracker started by the detector reports on this frame, or None."""
-    h, w = depth.shape
-    camera = CameraIntrinsics(fx=K[0, 0], fy=K[1, 1], cx=K[0, 2], cy=K[1, 2], width=w, height=h)
-    tracker = Tracker(part, camera, None, camera, None)
-    tracker.initialize(None)
-    tracker.proposer = detector_proposer(det_dir, part.mesh, camera, None, camera)
-    result = tracker.update(depth, rgb)
-    return result.T_cam_part if result.status in ("tracking", "recovered") else None
 
 
 def main() -> None:

@@ -17,6 +17,8 @@ import argparse
 import tempfile
 from pathlib import Path
 
+import numpy as np
+
 from sim2real.core.camera import CameraIntrinsics
 from sim2real.core.depth_io import read_depth
 from sim2real.core.image_io import read_rgb
@@ -39,6 +41,18 @@ def dataset_frames(root: Path):
         yield index, read_rgb(files["rgb"]), depth, K, T
 
 
+def tracker_pose(det_dir: Path, part, rgb, depth, K) -> np.ndarray | None:
+    """The pose a fresh tracker whose only proposer is the detector reports on this frame
+    (`tracking` or `recovered`), or None; the camera is K's at the depth image's size."""
+    h, w = depth.shape
+    camera = CameraIntrinsics(fx=K[0, 0], fy=K[1, 1], cx=K[0, 2], cy=K[1, 2], width=w, height=h)
+    tracker = Tracker(part, camera, None, camera, None)
+    tracker.initialize(None)
+    tracker.proposer = detector_proposer(det_dir, part.mesh, camera, None, camera)
+    result = tracker.update(depth, rgb)
+    return result.T_cam_part if result.status in ("tracking", "recovered") else None
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("det", type=Path)
@@ -55,18 +69,11 @@ def main() -> None:
         root = Path(tmp) / "ds"
         generate_dataset(detector.info.model_path, root, args.frames, seed=args.seed)
         for _, rgb, depth, K, T_ref in dataset_frames(root):
-            h, w = depth.shape
-            cam = CameraIntrinsics(
-                fx=K[0, 0], fy=K[1, 1], cx=K[0, 2], cy=K[1, 2], width=w, height=h
-            )
-            tracker = Tracker(part, cam, None, cam, None)
-            tracker.initialize(None)
-            tracker.proposer = detector_proposer(args.det, part.mesh, cam, None, cam)
-            result = tracker.update(depth, rgb)
-            if result.status not in ("tracking", "recovered"):
+            T = tracker_pose(args.det, part, rgb, depth, K)
+            if T is None:
                 counts["none"] += 1
                 continue
-            error = adds_m(result.T_cam_part, T_ref, points)
+            error = adds_m(T, T_ref, points)
             counts["right" if error < bar else "wrong"] += 1
             if error >= bar:
                 wrong_mm.append(round(1e3 * error))

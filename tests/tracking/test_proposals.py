@@ -104,8 +104,7 @@ def test_wrong_proposals_never_make_a_wrong_track(depth):
 
 
 def test_proposal_centres_gives_one_point_per_place():
-    lo, hi = BRACKET.vertices.min(axis=0), BRACKET.vertices.max(axis=0)
-    centre = 0.5 * (lo + hi)
+    centre = BRACKET.centre_m
     here, there = np.array([0.02, -0.01, 0.5]), np.array([0.2, 0.1, 0.7])
     poses = poses_at(here, centre, coarse_rotations()) + poses_at(there, centre, cube_rotations())
     places = proposal_centres(poses, BRACKET)
@@ -118,10 +117,9 @@ def test_after_failed_proposals_the_search_looks_only_near_them(depth, monkeypat
     """A finder has looked at the whole frame: when its proposals fail the bars, the tracker's
     own search runs only near where they put the part, and not at all without a proposal."""
     frame_points = CAMERA.backproject(depth)
-    lo, hi = BRACKET.vertices.min(axis=0), BRACKET.vertices.max(axis=0)
     to_part = np.linalg.norm(frame_points - T_TRUE[:3, 3], axis=1)
     table = frame_points[np.argmin(np.abs(to_part - 0.4))]  # a point of the table 40 cm away
-    elsewhere = make_pose(np.eye(3), table - 0.5 * (lo + hi))
+    elsewhere = make_pose(np.eye(3), table - BRACKET.centre_m)
     seen = []
     original = LostSearch.find
 

@@ -40,6 +40,11 @@ class Mesh:
         return self.vertices.max(axis=0) - self.vertices.min(axis=0)
 
     @property
+    def centre_m(self) -> np.ndarray:
+        """(3,) bounding-box centre [m], part frame."""
+        return (self.vertices.max(axis=0) + self.vertices.min(axis=0)) / 2
+
+    @property
     def diameter_m(self) -> float:
         """Bounding-box diagonal [m]: an upper bound of the true diameter."""
         return float(np.linalg.norm(self.extent_m))

@@ -81,9 +81,8 @@ def proposal_centres(proposals: Sequence[np.ndarray], mesh: Mesh) -> np.ndarray:
     """(k, 3): where the proposals put the centre of the part's bounding box (camera frame), one
     per place (those within a tenth of the part's diameter of an earlier one dropped: a
     detector proposes many orientations at one position)."""
-    lo, hi = mesh.vertices.min(axis=0), mesh.vertices.max(axis=0)
-    centre = np.append(0.5 * (lo + hi), 1.0)
-    tolerance = 0.1 * float(np.linalg.norm(hi - lo))
+    centre = np.append(mesh.centre_m, 1.0)
+    tolerance = 0.1 * mesh.diameter_m
     places: list[np.ndarray] = []
     for T in proposals:
         point = (np.asarray(T, float) @ centre)[:3]
