@@ -54,3 +54,11 @@ def test_depth_moved_into_a_finer_camera_equals_its_own_render():
 def test_a_depth_image_of_another_size_is_refused():
     with pytest.raises(ValueError, match="212x120"):
         depth_in_camera(np.zeros((10, 10)), DEPTH_CAM, COLOR_CAM, np.eye(4))
+
+
+def test_a_registered_depth_says_no_return_with_0_as_a_moved_one_does():
+    depth = np.array([[0.5, np.nan, np.inf], [-0.2, 0.0, 1.25]], np.float32)
+    camera = CameraIntrinsics(fx=2.0, fy=2.0, cx=1.0, cy=0.5, width=3, height=2)
+    same = depth_in_camera(depth, camera, camera, np.eye(4))
+    assert same.dtype == np.float32
+    np.testing.assert_array_equal(same, [[0.5, 0.0, 0.0], [0.0, 0.0, 1.25]])

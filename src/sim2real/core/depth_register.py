@@ -23,7 +23,8 @@ def depth_in_camera(
     samples across its footprint (k: how many target pixels one depth pixel spans, rounded up)
     so that a surface stays whole in a finer camera; surfaces the depth camera did not see
     (behind an edge, from the other viewpoint) stay 0. Already registered (the same pinhole,
-    ``T_camera_depth`` the identity): ``depth_m`` as it is."""
+    ``T_camera_depth`` the identity): ``depth_m`` as it is, but for NaN, infinite and negative
+    values, which become 0 as they do when the depth is moved."""
     import open3d as o3d
 
     depth = np.asarray(depth_m, np.float32)
@@ -38,7 +39,7 @@ def depth_in_camera(
         and np.allclose(T_camera_depth, np.eye(4))
     )
     if registered:
-        return depth
+        return np.where(np.isfinite(depth) & (depth > 0), depth, np.float32(0.0))
     k = max(1, math.ceil(max(camera.fx / depth_camera.fx, camera.fy / depth_camera.fy) - 1e-6))
     if k > 1:
         depth = np.repeat(np.repeat(depth, k, axis=0), k, axis=1)
