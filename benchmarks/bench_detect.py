@@ -40,7 +40,7 @@ def main() -> None:
     from sim2real.core.data import data_root
     from sim2real.detect.decode import prepare_frame
     from sim2real.detect.detector import Detector, DetectorFile, detect_frame, load_detector
-    from sim2real.detect.keypoints import bbox_centre, bbox_corners
+    from sim2real.detect.keypoints import bbox_corners
     from sim2real.detect.network import NetworkConfig, build_network, network_input
     from sim2real.models.part import PreparedModel, load_part
     from sim2real.tracking.sequence import load_sequence
@@ -66,7 +66,7 @@ def main() -> None:
                 model_name="cube",
                 model_path="cube.obj",
                 model_hash="-",
-                centre_part_m=bbox_centre(part.mesh).tolist(),
+                centre_part_m=part.mesh.centre_m.tolist(),
                 keypoints_part_m=bbox_corners(part.mesh).tolist(),
                 symmetries=[np.eye(4).tolist()],
             ),

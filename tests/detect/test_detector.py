@@ -21,7 +21,7 @@ from sim2real.detect.detector import (
     mesh_hash,
     save_detector,
 )
-from sim2real.detect.keypoints import bbox_centre, bbox_corners
+from sim2real.detect.keypoints import bbox_corners
 from sim2real.detect.network import NetworkConfig, build_network
 
 TINY = {
@@ -42,7 +42,7 @@ def tiny_detector(inp="rgbd") -> Detector:
         model_name="box",
         model_path="box.ply",
         model_hash=mesh_hash(MESH),
-        centre_part_m=bbox_centre(MESH).tolist(),
+        centre_part_m=MESH.centre_m.tolist(),
         keypoints_part_m=bbox_corners(MESH).tolist(),
         symmetries=[np.eye(4).tolist()],
     )

@@ -5,7 +5,7 @@ import pytest
 import torch
 from detect.standin_frames import MESH, StandinRenderer
 
-from sim2real.detect.keypoints import bbox_centre, bbox_corners
+from sim2real.detect.keypoints import bbox_corners
 from sim2real.detect.network import (
     NetworkConfig,
     build_network,
@@ -16,7 +16,7 @@ from sim2real.detect.sim_data import render_frames
 from sim2real.detect.targets import PartGeometry, detector_loss, sample_targets
 from sim2real.detect.train import OptimConfig, fit_network
 
-GEOMETRY = PartGeometry(bbox_centre(MESH), bbox_corners(MESH), np.eye(4)[None])
+GEOMETRY = PartGeometry(MESH.centre_m, bbox_corners(MESH), np.eye(4)[None])
 
 
 @pytest.mark.parametrize("inp", ["rgb", "rgbd"])

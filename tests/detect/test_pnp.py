@@ -6,7 +6,6 @@ import trimesh
 from sim2real.core.mesh_io import Mesh
 from sim2real.core.pose import make_pose, rpy_deg_to_matrix
 from sim2real.detect.keypoints import (
-    bbox_centre,
     bbox_corners,
     canonical_pose,
     keypoint_targets,
@@ -24,7 +23,7 @@ def test_corners_and_centre_by_hand():
     c = bbox_corners(MESH)
     assert c.shape == (8, 3)
     assert np.allclose(c[0], [-0.03, -0.025, 0.005]) and np.allclose(c[7], [0.05, 0.025, 0.035])
-    assert np.allclose(bbox_centre(MESH), [0.01, 0.0, 0.02])
+    assert np.allclose(MESH.centre_m, [0.01, 0.0, 0.02])
     # a point 1 m ahead, 0.1 m right: u = 160 + 300 * 0.1 = 190
     assert np.allclose(project(np.array([[0.1, -0.2, 1.0]]), K), [[190.0, 60.0]])
 

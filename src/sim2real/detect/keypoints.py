@@ -20,11 +20,6 @@ MAX_SYMMETRY_RESIDUAL = 0.01
 diameter of the surface (guards against transforms that a detector's closure made up)."""
 
 
-def bbox_centre(mesh: Mesh) -> np.ndarray:
-    """(3,) float64 metres, part frame: the centre of the axis-aligned bounding box."""
-    return 0.5 * (mesh.vertices.min(axis=0) + mesh.vertices.max(axis=0))
-
-
 def bbox_corners(mesh: Mesh) -> np.ndarray:
     """(8, 3) float64 metres, part frame: the bounding box's corners, x slowest, z fastest."""
     lo, hi = mesh.vertices.min(axis=0), mesh.vertices.max(axis=0)

@@ -90,7 +90,7 @@ class SampleRenderer:
         self.profile = _depth_profile(self.cfg)
         self._part_scene = raycasting_scene(self.mesh.vertices, self.mesh.faces)
         lo, hi = self.mesh.vertices.min(axis=0), self.mesh.vertices.max(axis=0)
-        self._bbox_centre = (lo + hi) / 2
+        self._bbox_centre = self.mesh.centre_m
         self._corners = np.array([[x, y, z] for x in (lo[0], hi[0]) for y in (lo[1], hi[1])
                                   for z in (lo[2], hi[2])])  # fmt: skip
 

@@ -262,8 +262,7 @@ def draw_frame(
     R = random_rotation(rng)
     xy = np.zeros(2) if cfg.camera.jitter else rng.uniform(*cfg.camera.placement_m, 2)
     T_world_part = resting_pose(part, R, xy)
-    bbox_centre = (part.vertices.max(axis=0) + part.vertices.min(axis=0)) / 2
-    centre = T_world_part[:3, :3] @ bbox_centre + T_world_part[:3, 3]
+    centre = T_world_part[:3, :3] @ part.centre_m + T_world_part[:3, 3]
     # no jitter: one camera for every frame, looking at the table's origin (at part height)
     look_target = centre if cfg.camera.jitter else np.array([0.0, 0.0, diameter / 4])
     camera, T_world_cam = _camera(cfg.camera, base, look_target, diameter, rng)

@@ -25,7 +25,7 @@ from sim2real.detect.detector import (
     mesh_hash,
 )
 from sim2real.detect.evaluate import DetectionMetrics, evaluate_frames
-from sim2real.detect.keypoints import bbox_centre, bbox_corners, part_symmetries
+from sim2real.detect.keypoints import bbox_corners, part_symmetries
 from sim2real.detect.network import NetworkConfig, build_network, network_input, reference_depth
 from sim2real.detect.scene_config import SceneConfig, resolve_assets
 from sim2real.detect.sim_data import FrameSet, render_frames
@@ -134,7 +134,7 @@ def resolve_train_config(
 
 
 def part_geometry(part) -> PartGeometry:
-    return PartGeometry(bbox_centre(part.mesh), bbox_corners(part.mesh), part_symmetries(part))
+    return PartGeometry(part.mesh.centre_m, bbox_corners(part.mesh), part_symmetries(part))
 
 
 def fit_network(net, draw_batch, geometry, cfg: OptimConfig, net_cfg, penalty=None, log=None):

@@ -137,7 +137,7 @@ class _PartAlone:
             o3d.core.Tensor(np.ascontiguousarray(mesh.vertices, dtype=np.float32)),
             o3d.core.Tensor(np.ascontiguousarray(mesh.faces, dtype=np.uint32)),
         )
-        self._centre = (mesh.vertices.min(axis=0) + mesh.vertices.max(axis=0)) / 2
+        self._centre = mesh.centre_m
         self._radius = radius_m
 
     def pixels(self, T_cam_part: np.ndarray, camera: CameraIntrinsics):

@@ -40,8 +40,7 @@ class Layout:
 
 
 def scene_layout(mesh: Mesh, camera: CameraIntrinsics, diameter: float) -> Layout:
-    lo, hi = mesh.vertices.min(axis=0), mesh.vertices.max(axis=0)
-    centre = (lo + hi) / 2
+    centre = mesh.centre_m
     radius = float(np.linalg.norm(mesh.vertices - centre, axis=1).max())
     distance = diameter * camera.fx / (SPAN_OF_WIDTH * camera.width)
     distance = float(np.clip(distance, *DISTANCE_RANGE_M))
