@@ -37,8 +37,7 @@ def detect_with_peak(detector, rgb, depth, K):
     """(``detect_frame``'s detection, the heatmap's highest score) from one network pass."""
     frame = decode.prepare_frame(rgb, depth, K, detector.info.network)
     out = decode.run_network(detector, frame)
-    peak = 1.0 / (1.0 + np.exp(-float(out["heat"][0].max())))
-    return decode.decode_outputs(detector, out, frame), peak
+    return decode.decode_outputs(detector, out, frame), float(decode.heat_scores(out).max())
 
 
 def main() -> None:

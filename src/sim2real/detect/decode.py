@@ -117,8 +117,7 @@ def decode_outputs(detector, out: dict[str, np.ndarray], frame: NetFrame):
     trained in simulation scores the real part low at times (0.26-0.39 beside 0.7 on another
     object, RESULTS.md), and the depth, not the score, tells them apart."""
     settings = detector.info.settings
-    with np.errstate(over="ignore"):  # exp(-x) of a very low logit is inf: its score is 0
-        heat = 1.0 / (1.0 + np.exp(-out["heat"][0]))
+    heat = heat_scores(out)
     checkable = can_check(detector, frame)
     peaks = candidate_peaks(heat, settings, checkable)
     if not peaks:
@@ -136,6 +135,12 @@ def decode_outputs(detector, out: dict[str, np.ndarray], frame: NetFrame):
     (i, j) = peaks[0]
     top = _candidate(detector, out, frame, i, j, float(heat[i, j]))
     return top if top_agreement is None else replace(top, depth_agreement=top_agreement)
+
+
+def heat_scores(out: dict[str, np.ndarray]) -> np.ndarray:
+    """(h/8, w/8) the centre heatmap's scores in [0, 1] (the sigmoid of its logits)."""
+    with np.errstate(over="ignore"):  # exp(-x) of a very low logit is inf: its score is 0
+        return 1.0 / (1.0 + np.exp(-out["heat"][0]))
 
 
 def candidate_peaks(heat: np.ndarray, settings, checkable: bool) -> list[tuple[int, int]]:
