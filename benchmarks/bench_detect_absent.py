@@ -80,7 +80,7 @@ def main() -> None:
             d, peak = detect_with_peak(detector, rgb, depth, label.K)
             peaks.append(peak)
             if not args.no_tracker:
-                T = tracker_pose(args.det, part, rgb, depth, label.K)
+                T = tracker_pose(detector, part, rgb, depth, label.K)
                 poses += T is not None
                 if T is not None and kind == "with the part":
                     right += adds_m(T, label.T_cam_part, points) < bar

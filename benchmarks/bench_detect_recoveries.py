@@ -41,14 +41,14 @@ def dataset_frames(root: Path):
         yield index, read_rgb(files["rgb"]), depth, K, T
 
 
-def tracker_pose(det_dir: Path, part, rgb, depth, K) -> np.ndarray | None:
+def tracker_pose(detector, part, rgb, depth, K) -> np.ndarray | None:
     """The pose a fresh tracker whose only proposer is the detector reports on this frame
     (`tracking` or `recovered`), or None; the camera is K's at the depth image's size."""
     h, w = depth.shape
     camera = CameraIntrinsics(fx=K[0, 0], fy=K[1, 1], cx=K[0, 2], cy=K[1, 2], width=w, height=h)
     tracker = Tracker(part, camera, None, camera, None)
     tracker.initialize(None)
-    tracker.proposer = detector_proposer(det_dir, part.mesh, camera, None, camera)
+    tracker.proposer = detector_proposer(detector, part.mesh, camera, None, camera)
     result = tracker.update(depth, rgb)
     return result.T_cam_part if result.status in ("tracking", "recovered") else None
 
@@ -69,7 +69,7 @@ def main() -> None:
         root = Path(tmp) / "ds"
         generate_dataset(detector.info.model_path, root, args.frames, seed=args.seed)
         for _, rgb, depth, K, T_ref in dataset_frames(root):
-            T = tracker_pose(args.det, part, rgb, depth, K)
+            T = tracker_pose(detector, part, rgb, depth, K)
             if T is None:
                 counts["none"] += 1
                 continue

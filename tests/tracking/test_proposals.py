@@ -167,18 +167,14 @@ def test_a_right_proposal_among_wrong_ones_is_found(depth):
     assert r.status == "recovered" and max(errors(r.T_cam_part, T_TRUE)) < 1.5
 
 
-def test_a_detection_below_min_confidence_proposes_nothing(tmp_path, monkeypatch):
-    # the detector may report a lower peak the depth check preferred; the tracker starts only
-    # from one that reaches min_confidence itself
+def _box_detector(tmp_path):
+    """(the box's mesh, a tiny detector's folder for it, a 64x48 camera)."""
     from detect.standin_frames import BOX
     from detect.test_detector import tiny_detector
 
-    import sim2real.detect.detector as detector_module
     from sim2real.core.camera import CameraIntrinsics
-    from sim2real.detect.detection import Detection
     from sim2real.detect.detector import save_detector
     from sim2real.models.part import load_part
-    from sim2real.tracking.proposals import detector_proposer
 
     mesh = tmp_path / "box.ply"
     BOX.export(mesh)
@@ -186,14 +182,52 @@ def test_a_detection_below_min_confidence_proposes_nothing(tmp_path, monkeypatch
     det.mkdir()
     save_detector(tiny_detector(), det)
     camera = CameraIntrinsics(fx=60.0, fy=60.0, cx=32.0, cy=24.0, width=64, height=48)
+    return load_part(mesh).mesh, det, camera
+
+
+def test_a_detection_below_min_confidence_proposes_nothing(tmp_path, monkeypatch):
+    # the detector may report a lower peak the depth check preferred; the tracker starts only
+    # from one that reaches min_confidence itself
+    import sim2real.detect.detector as detector_module
+    from sim2real.detect.detection import Detection
+    from sim2real.tracking.proposals import detector_proposer
+
+    mesh, det, camera = _box_detector(tmp_path)
     confidence = {"value": 0.29}
 
     def detect(detector, rgb, depth, K):
         return Detection(True, confidence["value"], np.array([0.0, 0.0, 0.5]), np.zeros(2))
 
     monkeypatch.setattr(detector_module, "detect_frame", detect)
-    propose = detector_proposer(det, load_part(mesh).mesh, camera)
+    propose = detector_proposer(det, mesh, camera)
     depth, rgb = np.full((48, 64), 0.6, np.float32), np.zeros((48, 64, 3), np.uint8)
     assert propose(depth, rgb) == []  # 0.29 < 0.3, the shipped min_confidence
     confidence["value"] = 0.3
     assert len(propose(depth, rgb)) == len(coarse_rotations())  # no keypoint pose given
+
+
+def test_a_loaded_detector_proposes_as_its_folder_does(tmp_path, monkeypatch):
+    # a caller holding the detector (a benchmark, a cell running several trackers) need not
+    # have it read from disk again for every tracker; another part is refused either way
+    import sim2real.detect.detector as detector_module
+    from sim2real.core.errors import InputError
+    from sim2real.core.mesh_io import Mesh
+    from sim2real.detect.detection import Detection
+    from sim2real.detect.detector import load_detector
+    from sim2real.tracking.proposals import detector_proposer
+
+    mesh, det, camera = _box_detector(tmp_path)
+    pose = make_pose(rpy_deg_to_matrix(10, 20, 30), [0.01, 0.0, 0.5])
+
+    def detect(detector, rgb, depth, K):
+        return Detection(True, 0.8, np.array([0.0, 0.0, 0.5]), np.zeros(2), pose)
+
+    monkeypatch.setattr(detector_module, "detect_frame", detect)
+    depth, rgb = np.full((48, 64), 0.6, np.float32), np.zeros((48, 64, 3), np.uint8)
+    from_folder = detector_proposer(det, mesh, camera)(depth, rgb)
+    from_object = detector_proposer(load_detector(det), mesh, camera)(depth, rgb)
+    assert len(from_object) == len(coarse_rotations()) + 1  # the keypoint pose first
+    np.testing.assert_array_equal(np.array(from_object), np.array(from_folder))
+    other = Mesh(mesh.vertices * 2.0, mesh.faces)
+    with pytest.raises(InputError, match="the detector given"):
+        detector_proposer(load_detector(det), other, camera)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy.spatial.transform import Rotation
@@ -19,6 +20,9 @@ from sim2real.core.mesh_io import Mesh
 from sim2real.tracking.bars import recovery_rank, trusted_recovery
 from sim2real.tracking.config import TrackerConfig
 from sim2real.tracking.icp import Alignment
+
+if TYPE_CHECKING:
+    from sim2real.detect.detector import Detector
 
 Proposer = Callable[[np.ndarray, np.ndarray | None], list[np.ndarray]]
 """(depth (H, W) metres, colour image (h, w, 3) uint8 or None) -> candidate ``T_cam_part``
@@ -92,24 +96,27 @@ def proposal_centres(proposals: Sequence[np.ndarray], mesh: Mesh) -> np.ndarray:
 
 
 def detector_proposer(
-    detector_dir: str | Path,
+    detector: str | Path | Detector,
     mesh: Mesh,
     color_camera: CameraIntrinsics,
     T_depth_color: np.ndarray | None = None,
     depth_camera: CameraIntrinsics | None = None,
 ) -> Proposer:
-    """Proposals from a detector trained with ``sim2real detect train`` for ``mesh`` (another
-    part is a one-line error): its pose from the keypoints when it has one, then the coarse
-    orientations (:func:`coarse_rotations`) at its position; nothing from a detection below
-    the detector's ``min_confidence``. Colour of ``color_camera``; the
+    """Proposals from a detector trained with ``sim2real detect train`` for ``mesh`` (its
+    ``DET/`` folder, or the detector already loaded; another part is a one-line error): its
+    pose from the keypoints when it has one, then the coarse orientations
+    (:func:`coarse_rotations`) at its position; nothing from a detection below the detector's
+    ``min_confidence``. Colour of ``color_camera``; the
     depth of ``depth_camera`` (None: the colour camera) moved into it first (``depth_in_camera``:
     unchanged when already registered)."""
     from sim2real.core.depth_register import depth_in_camera
     from sim2real.core.pose import invert_pose
     from sim2real.detect.detector import detect_frame, load_detector
 
-    detector = load_detector(detector_dir)
-    detector.check_model(mesh, detector_dir)
+    source = "the detector given"
+    if isinstance(detector, str | Path):  # a folder: read it once, here
+        detector, source = load_detector(detector), detector
+    detector.check_model(mesh, source)
     centre = detector.geometry.centre_part_m
     min_confidence = detector.info.settings.min_confidence
     T_dc = np.eye(4) if T_depth_color is None else np.asarray(T_depth_color, float)
