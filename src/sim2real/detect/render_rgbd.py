@@ -18,6 +18,7 @@ from sim2real.core.camera import CameraIntrinsics
 from sim2real.core.mesh_io import Mesh
 from sim2real.core.pose import invert_pose
 from sim2real.detect.image_terms import camera_response
+from sim2real.detect.keypoints import bbox_corners
 from sim2real.detect.scene_config import SceneConfig
 from sim2real.detect.scene_draw import FrameDraw, draw_frame, nominal_camera
 from sim2real.detect.shading import CameraLight, grid_visibility, shade
@@ -89,10 +90,8 @@ class SampleRenderer:
         self.base_camera = nominal_camera(self.cfg)
         self.profile = _depth_profile(self.cfg)
         self._part_scene = raycasting_scene(self.mesh.vertices, self.mesh.faces)
-        lo, hi = self.mesh.vertices.min(axis=0), self.mesh.vertices.max(axis=0)
         self._bbox_centre = self.mesh.centre_m
-        self._corners = np.array([[x, y, z] for x in (lo[0], hi[0]) for y in (lo[1], hi[1])
-                                  for z in (lo[2], hi[2])])  # fmt: skip
+        self._corners = bbox_corners(self.mesh)
 
     def draw(
         self, index: int, part_absent: bool = False
