@@ -144,16 +144,22 @@ def _detector():
     return Detector(None, info)
 
 
-def test_the_decoder_keeps_the_confirmed_peak_over_a_higher_one_at_the_decoy(depth):
-    det = _detector()
-    frame = NetFrame(np.zeros((240, 320, 3), np.uint8), depth, CAMERA.K, (1.0, 0, 0))
+def _cand(T, conf):
+    return Detection(True, conf, T[:3, 3].copy(), np.zeros(2), T)
 
-    def cand(T, conf):
-        return Detection(True, conf, T[:3, 3].copy(), np.zeros(2), T)
 
+def _decoy_and_part(depth):
+    """(detector, frame, a pose at the decoy ball, a pose 1.6 cm and 20 degrees off the cube)."""
     at_ball = T_BALL.copy()
     at_ball[:3, :3] = T_CUBE[:3, :3]
     near = _moved(T_CUBE, [0.012, 0.0, -0.01], 20, (0, 1.0, 0))
+    frame = NetFrame(np.zeros((240, 320, 3), np.uint8), depth, CAMERA.K, (1.0, 0, 0))
+    return _detector(), frame, at_ball, near
+
+
+def test_the_decoder_keeps_the_confirmed_peak_over_a_higher_one_at_the_decoy(depth):
+    det, frame, at_ball, near = _decoy_and_part(depth)
+    cand = _cand
     chosen, checks = verified_candidate(det, [cand(at_ball, 0.8), cand(near, 0.7)], frame)
     assert chosen is not None and chosen.confidence == 0.7 and len(checks) == 2
     assert checks[1].confirmed > checks[0].confirmed
@@ -173,6 +179,21 @@ def test_the_decoder_keeps_the_confirmed_peak_over_a_higher_one_at_the_decoy(dep
     )
     det.info.settings = DetectorSettings(verify=False)
     assert verified_candidate(det, [cand(near, 0.7)], frame) == (None, [None])
+
+
+def test_the_checks_stop_once_a_candidate_is_confirmed_well_enough(depth):
+    det, frame, at_ball, near = _decoy_and_part(depth)
+    cand = _cand
+    det.info.settings = DetectorSettings(check_first=1, accept_agreement=0.6)
+    # the decoy first: its agreement is low, so the rest are checked and the part wins
+    chosen, checks = verified_candidate(det, iter([cand(at_ball, 0.8), cand(near, 0.7)]), frame)
+    assert chosen.confidence == 0.7 and len(checks) == 2 and checks[0].agreement < 0.6
+    # the part first: confirmed at more than 0.6 of its points, the decoy is never checked
+    chosen, checks = verified_candidate(det, iter([cand(near, 0.8), cand(at_ball, 0.7)]), frame)
+    assert chosen.confidence == 0.8 and len(checks) == 1 and checks[0].agreement >= 0.6
+    # no bar: every candidate is checked
+    det.info.settings = DetectorSettings(check_first=1, accept_agreement=None)
+    assert len(verified_candidate(det, [cand(near, 0.8), cand(at_ball, 0.7)], frame)[1]) == 2
 
 
 def test_detect_run_sums_up_the_depth_checks():

@@ -5,7 +5,9 @@ then the pose by PnP; with depth, the peak whose pose the depth confirms, verify
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from itertools import islice
 
 import numpy as np
 
@@ -112,7 +114,8 @@ def heat_peaks(heat: np.ndarray, min_score: float, count: int) -> list[tuple[int
 def decode_outputs(detector, out: dict[str, np.ndarray], frame: NetFrame):
     """The detection (``detector.Detection``): the heatmap's highest peak, or, with depth and
     the part's surface points, the peak among the ``settings.candidates`` highest whose pose
-    the depth confirms best (``verified_candidate``). Found when the highest peak reaches
+    the depth confirms best (``verified_candidate``, which stops early once one is confirmed
+    well enough). Found when the highest peak reaches
     ``min_confidence``; the other candidates need only ``candidate_confidence``: a network
     trained in simulation scores the real part low at times (0.26-0.39 beside 0.7 on another
     object, RESULTS.md), and the depth, not the score, tells them apart."""
@@ -124,10 +127,10 @@ def decode_outputs(detector, out: dict[str, np.ndarray], frame: NetFrame):
         return Detection(False, float(heat.max()), None, None)
     top_agreement = None
     if checkable:  # a checked pose is refined by ICP: its PnP needs no Levenberg-Marquardt
-        candidates = [
+        candidates = (  # built as the checks reach them: most frames stop at the first batch
             _candidate(detector, out, frame, i, j, float(heat[i, j]), refine=False)
             for i, j in peaks
-        ]
+        )
         confirmed, checks = verified_candidate(detector, candidates, frame)
         if confirmed is not None:
             return confirmed
@@ -192,34 +195,50 @@ def _candidate(
 
 
 def verified_candidate(
-    detector, candidates: list[Detection], frame: NetFrame
+    detector, candidates: Iterable[Detection], frame: NetFrame
 ) -> tuple[Detection | None, list]:
     """(the candidate whose refined pose the depth confirms at the most surface points, at least
-    ``min_agreement`` of its camera-facing ones, moved to that pose, or None; each candidate's
-    ``verify.DepthCheck`` or None where it has no pose). Nothing is checked when
-    ``can_check`` says no."""
+    ``min_agreement`` of its camera-facing ones, moved to that pose, or None; the
+    ``verify.DepthCheck`` of each candidate checked, None where it has no pose). Nothing is
+    checked when ``can_check`` says no.
+
+    The ``check_first`` highest candidates are checked first; when the most confirmed of them
+    reaches ``accept_agreement`` it is kept and the rest are not checked (on the real ViSP
+    frames the part is nearly always among the first peaks, and checking all eight cost most
+    of a frame's time, RESULTS.md); otherwise the rest are checked together, as all were."""
     from sim2real.detect.verify import check_poses
 
-    info = detector.info
+    info, settings = detector.info, detector.info.settings
+    candidates = iter(candidates)
     if not can_check(detector, frame):
-        return None, [None] * len(candidates)
+        return None, [None] * len(list(candidates))
     surface = detector.surface_part_m
     centre = detector.geometry.centre_part_m
-    starts = [c.T_cam_part for c in candidates]
-    checks = check_poses(surface, starts, centre, frame.depth_m, frame.K, info.diameter_m)
-    passed = [
-        k for k, ch in enumerate(checks)
-        if ch is not None and ch.agreement >= info.settings.min_agreement
-    ]  # fmt: skip
-    if not passed:
+    checked: list[Detection] = []
+    checks: list = []
+    best = None  # the most confirmed candidate so far passing min_agreement (its index)
+    for batch in (list(islice(candidates, n)) for n in (settings.check_first, None)):
+        if not batch:
+            break
+        starts = [c.T_cam_part for c in batch]
+        checks += check_poses(surface, starts, centre, frame.depth_m, frame.K, info.diameter_m)
+        checked += batch
+        passed = [
+            k for k, ch in enumerate(checks)
+            if ch is not None and ch.agreement >= settings.min_agreement
+        ]  # fmt: skip
+        best = max(passed, key=lambda k: checks[k].confirmed, default=None)  # equals: the first
+        accept = settings.accept_agreement
+        if best is not None and accept is not None and checks[best].agreement >= accept:
+            break
+    if best is None:
         return None, checks
-    k = max(passed, key=lambda k: checks[k].confirmed)  # the first of equals: the higher peak
-    T = checks[k].T_cam_part
+    T = checks[best].T_cam_part
     position = T[:3, :3] @ centre + T[:3, 3]
     uv = frame.K @ position
     centre_px = _to_given((uv[:2] / uv[2])[None], frame.scale)[0]
-    moved = replace(candidates[k], position_m=position, centre_px=centre_px, T_cam_part=T,
-                    depth_agreement=checks[k].agreement)  # fmt: skip
+    moved = replace(checked[best], position_m=position, centre_px=centre_px, T_cam_part=T,
+                    depth_agreement=checks[best].agreement)  # fmt: skip
     return moved, checks
 
 

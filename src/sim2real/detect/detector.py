@@ -64,6 +64,16 @@ class DetectorSettings(StrictModel):
         description="share of surface points the depth must confirm (0: the "
         "most confirmed peak wins, however few)",
     )
+    check_first: int = Field(
+        2, ge=1, le=20, description="the highest candidates, checked against depth first"
+    )
+    accept_agreement: float | None = Field(
+        0.6,
+        ge=0,
+        le=1,
+        description="when the most confirmed of the first has this share of its points "
+        "confirmed it is kept and the rest are not checked (null: check them all)",
+    )
 
 
 class DetectorFile(StrictModel):
