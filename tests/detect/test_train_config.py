@@ -22,3 +22,11 @@ def test_the_budget_spent_is_steps_or_minutes_whichever_leads():
     assert optim.spent(60.0, 5_000) == 0.5  # steps lead
     assert optim.spent(0.75 * 17 * 60, 5_000) == 0.75  # minutes lead
     assert optim.model_copy(update={"max_steps": None}).spent(8.5 * 60, 10**6) == 0.5
+
+
+def test_a_training_cut_short_by_the_minutes_cap_says_so():
+    optim = TrainConfig().optim  # 10,000 steps, 17 min
+    assert optim.cut_short(10_000) is None
+    notice = optim.cut_short(2_169)
+    assert "17-minute cap after 2,169 of 10,000 steps" in notice and "--minutes" in notice
+    assert optim.model_copy(update={"max_steps": None}).cut_short(5) is None  # time only

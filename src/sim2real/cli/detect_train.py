@@ -51,6 +51,8 @@ def train_cmd(
         f"{t['train_s']:.0f} s; simulated validation: {detections_summary(result.val)}"
         + absent_summary(result)
     )
+    if notice := cfg.optim.cut_short(t["steps"]):
+        typer.echo(f"warning: {notice}", err=True)
 
 
 # the frames of detect run and detect finetune: a sequence, or colour images alone

@@ -64,6 +64,17 @@ class OptimConfig(StrictModel):
         by_steps = step / self.max_steps if self.max_steps else 0.0
         return max(elapsed_s / (60.0 * self.max_minutes), by_steps)
 
+    def cut_short(self, steps: int) -> str | None:
+        """A one-line notice when the minutes cap ended a training before its step budget (a
+        loaded machine trains fewer steps in the same minutes: 2,169 of 10,000 seen), or None."""
+        if self.max_steps is None or steps >= self.max_steps:
+            return None
+        return (
+            f"stopped by the {self.max_minutes:g}-minute cap after {steps:,} of "
+            f"{self.max_steps:,} steps: less trained than the defaults were measured with "
+            "(--minutes raises the cap)"
+        )
+
 
 class TrainConfig(StrictModel):
     """Everything ``detect train`` resolves (written as DET/config.yaml)."""
