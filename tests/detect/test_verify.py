@@ -159,41 +159,39 @@ def _decoy_and_part(depth):
 
 def test_the_decoder_keeps_the_confirmed_peak_over_a_higher_one_at_the_decoy(depth):
     det, frame, at_ball, near = _decoy_and_part(depth)
-    cand = _cand
-    chosen, checks = verified_candidate(det, [cand(at_ball, 0.8), cand(near, 0.7)], frame)
+    chosen, checks = verified_candidate(det, [_cand(at_ball, 0.8), _cand(near, 0.7)], frame)
     assert chosen is not None and chosen.confidence == 0.7 and len(checks) == 2
     assert checks[1].confirmed > checks[0].confirmed
     assert _errors(chosen.T_cam_part, T_CUBE)[0] < 5 and chosen.depth_agreement > 0.8
     assert np.allclose(chosen.position_m, chosen.T_cam_part[:3, 3])  # the centre, refined
     # a lone candidate at the decoy: kept by default (the most confirmed), with its low
     # agreement to tell; refused under a bar it does not reach
-    lone, checks = verified_candidate(det, [cand(at_ball, 0.8)], frame)
+    lone, checks = verified_candidate(det, [_cand(at_ball, 0.8)], frame)
     assert lone is not None and lone.depth_agreement == checks[0].agreement < 0.5
     det.info.settings = DetectorSettings(min_agreement=0.5)
-    assert verified_candidate(det, [cand(at_ball, 0.8)], frame)[0] is None
+    assert verified_candidate(det, [_cand(at_ball, 0.8)], frame)[0] is None
     # without depth, or with checking off: nothing is checked
     blank = replace(frame, depth_m=np.zeros_like(depth))
-    assert verified_candidate(det, [cand(at_ball, 0.8), cand(near, 0.7)], blank) == (
+    assert verified_candidate(det, [_cand(at_ball, 0.8), _cand(near, 0.7)], blank) == (
         None,
         [None] * 2,
     )
     det.info.settings = DetectorSettings(verify=False)
-    assert verified_candidate(det, [cand(near, 0.7)], frame) == (None, [None])
+    assert verified_candidate(det, [_cand(near, 0.7)], frame) == (None, [None])
 
 
 def test_the_checks_stop_once_a_candidate_is_confirmed_well_enough(depth):
     det, frame, at_ball, near = _decoy_and_part(depth)
-    cand = _cand
     det.info.settings = DetectorSettings(check_first=1, accept_agreement=0.6)
     # the decoy first: its agreement is low, so the rest are checked and the part wins
-    chosen, checks = verified_candidate(det, iter([cand(at_ball, 0.8), cand(near, 0.7)]), frame)
+    chosen, checks = verified_candidate(det, iter([_cand(at_ball, 0.8), _cand(near, 0.7)]), frame)
     assert chosen.confidence == 0.7 and len(checks) == 2 and checks[0].agreement < 0.6
     # the part first: confirmed at more than 0.6 of its points, the decoy is never checked
-    chosen, checks = verified_candidate(det, iter([cand(near, 0.8), cand(at_ball, 0.7)]), frame)
+    chosen, checks = verified_candidate(det, iter([_cand(near, 0.8), _cand(at_ball, 0.7)]), frame)
     assert chosen.confidence == 0.8 and len(checks) == 1 and checks[0].agreement >= 0.6
     # no bar: every candidate is checked
     det.info.settings = DetectorSettings(check_first=1, accept_agreement=None)
-    assert len(verified_candidate(det, [cand(near, 0.8), cand(at_ball, 0.7)], frame)[1]) == 2
+    assert len(verified_candidate(det, [_cand(near, 0.8), _cand(at_ball, 0.7)], frame)[1]) == 2
 
 
 def test_detect_run_sums_up_the_depth_checks():
