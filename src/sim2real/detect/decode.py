@@ -216,6 +216,7 @@ def verified_candidate(
     centre = detector.geometry.centre_part_m
     checked: list[Detection] = []
     checks: list = []
+    accept = settings.accept_agreement
     best = None  # the most confirmed candidate so far passing min_agreement (its index)
     for batch in (list(islice(candidates, n)) for n in (settings.check_first, None)):
         if not batch:
@@ -228,7 +229,6 @@ def verified_candidate(
             if ch is not None and ch.agreement >= settings.min_agreement
         ]  # fmt: skip
         best = max(passed, key=lambda k: checks[k].confirmed, default=None)  # equals: the first
-        accept = settings.accept_agreement
         if best is not None and accept is not None and checks[best].agreement >= accept:
             break
     if best is None:
