@@ -68,7 +68,7 @@ class DetectorSettings(StrictModel):
         2, ge=1, le=20, description="the highest candidates, checked against depth first"
     )
     accept_agreement: float | None = Field(
-        0.6,
+        0.5,
         ge=0,
         le=1,
         description="when the most confirmed of the first has this share of its points "
