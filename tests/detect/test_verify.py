@@ -210,6 +210,19 @@ def test_detect_run_sums_up_the_depth_checks():
     assert not any("presence" in x for x in lines)  # not measured: nothing to say
 
 
+def test_detect_run_times_the_first_frame_apart():
+    from sim2real.detect.run import DetectRun
+
+    dets = [(i, Detection(True, 0.9, np.zeros(3), np.zeros(2))) for i in range(11)]
+    ms = [400.0] + [20.0] * 8 + [30.0, 50.0]  # start-up, steady frames, two slow ones
+    line = DetectRun(dets, ms, [], None).summary_lines()[0]
+    # the start-up frame neither sets the percentile nor hides in the median
+    # (numpy's percentile: 30 + 0.1 * (50 - 30); with the first frame in it, 50)
+    assert "20.0 ms per frame (median; 90th percentile 32.0), the first 400.0 ms" in line, line
+    one = DetectRun(dets[:1], [400.0], [], None).summary_lines()[0]
+    assert "400.0 ms (one frame, start-up included)" in one, one
+
+
 def test_lower_peaks_become_candidates_only_when_the_depth_can_tell():
     from sim2real.detect.decode import candidate_peaks
 
