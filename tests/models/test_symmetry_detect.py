@@ -75,3 +75,29 @@ def test_bop_form_reads_back_through_the_tracking_loader(tmp_path):
     assert len(back.discrete) == 3
     for a, b in zip(r.symmetry.discrete, back.discrete, strict=True):
         assert np.allclose(a, b, atol=1e-8)
+
+
+def test_symmetry_option_auto_detects_what_a_plain_mesh_does_not_declare():
+    from sim2real.core.mesh_io import Mesh
+    from sim2real.core.pose_records import PoseRecord
+    from sim2real.models.symmetry_detect import resolve_symmetry
+    from sim2real.tracking.evaluation import evaluate_track
+
+    cube = trimesh.creation.box((0.08, 0.08, 0.08))
+    assert resolve_symmetry(None, cube.vertices, cube.faces) is None  # the part's own
+    assert resolve_symmetry("none", cube.vertices, cube.faces).kind == "none"
+    auto = resolve_symmetry(" AUTO ", cube.vertices, cube.faces)
+    assert len(auto.discrete_with_identity()) == 24
+    # a pose turned by a quarter about z is the same cube: an error only without the symmetry
+    T = np.eye(4)
+    T[:3, 3] = (0.0, 0.0, 0.6)
+    turned = T.copy()
+    turned[:3, :3] = [[0.0, -1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]]
+    records = [PoseRecord(frame=0, status="tracking", score=1.0, T_cam_part=turned, ms=1.0)]
+
+    mesh = Mesh(np.asarray(cube.vertices), np.asarray(cube.faces))
+    plain = evaluate_track(records, {0: T}, mesh, None)
+    aware = evaluate_track(records, {0: T}, mesh, auto)
+    assert plain.median_add_mm > 30 and aware.median_add_mm < 1e-6
+    assert "no symmetry given: --symmetry auto" in plain.summary_lines()[2]
+    assert "ADD (symmetry-aware)" in aware.summary_lines()[2]

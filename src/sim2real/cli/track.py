@@ -92,7 +92,8 @@ def eval_cmd(
         str | None,
         typer.Option(
             "--symmetry",
-            help="none, axis:z, axis:0,0,1@x,y,z, discrete:z:4, or a BOP models_info JSON/YAML.",
+            help="auto (the mesh's own rotations, detected), none, axis:z, axis:0,0,1@x,y,z, "
+            "discrete:z:4, or a BOP models_info JSON/YAML.",
         ),
     ] = None,
     obj_id: Annotated[
@@ -108,13 +109,13 @@ def eval_cmd(
     """Score a track against ground truth: ADD / ADD-S, recall and AUC, status honesty."""
     from sim2real.core.atomic import check_writable, write_text_atomic
     from sim2real.models.part import load_part
-    from sim2real.models.symmetry import parse_symmetry
+    from sim2real.models.symmetry_detect import resolve_symmetry
     from sim2real.tracking.evaluation import evaluate_track_files
 
     if out is not None:
         check_writable(out, "--out")
     part = load_part(mesh, mesh_unit)
-    sym = parse_symmetry(symmetry, obj_id=obj_id) if symmetry is not None else None
+    sym = resolve_symmetry(symmetry, part.mesh.vertices, part.mesh.faces, obj_id=obj_id)
     evaluation = evaluate_track_files(poses, gt, part, sym, obj_id=obj_id, visible=visible)
     if out is not None:
         write_text_atomic(out, evaluation.to_json())

@@ -53,7 +53,8 @@ def run_cmd(
         str | None,
         typer.Option(
             "--symmetry",
-            help="none, axis:z, discrete:z:4, or a BOP models_info file (for the errors).",
+            help="auto (the mesh's own rotations, detected), none, axis:z, discrete:z:4, or a "
+            "BOP models_info file (for the errors).",
         ),
     ] = None,
     color: Annotated[
@@ -102,7 +103,7 @@ def run_cmd(
     from sim2real.core.pose import parse_pose
     from sim2real.core.pose_records import write_pose_records
     from sim2real.models.part import load_part
-    from sim2real.models.symmetry import parse_symmetry
+    from sim2real.models.symmetry_detect import resolve_symmetry
     from sim2real.tracking.run import track_recording
     from sim2real.tracking.sequence import load_sequence
 
@@ -112,7 +113,7 @@ def run_cmd(
     if report is not None:
         check_writable(report, "--report", folder=True)
     part = load_part(mesh, mesh_unit)
-    given_symmetry = parse_symmetry(symmetry) if symmetry is not None else None
+    given_symmetry = resolve_symmetry(symmetry, part.mesh.vertices, part.mesh.faces)
     source = frames[0] if len(frames) == 1 and frames[0].is_dir() else list(frames)
     T_depth_color = (
         None if extrinsic is None else parse_pose(extrinsic, rpy_deg=rpy_deg, field="--extrinsic")

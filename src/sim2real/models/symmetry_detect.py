@@ -203,3 +203,18 @@ def symmetry_to_bop(sym: Symmetry) -> dict:
             }
         )
     return {"symmetries_discrete": discrete, "symmetries_continuous": continuous}
+
+
+def resolve_symmetry(
+    text: str | None, vertices: np.ndarray, faces: np.ndarray, *, obj_id: int | None = None
+) -> Symmetry | None:
+    """``--symmetry`` of the evaluating commands: None when not given (the part's own, which a
+    plain mesh does not have), ``auto`` the mesh's own rotations (``detect_symmetry``, as
+    ``model prepare`` stores them), anything else as ``parse_symmetry`` reads it."""
+    from sim2real.models.symmetry import parse_symmetry
+
+    if text is None:
+        return None
+    if str(text).strip().lower() == "auto":
+        return detect_symmetry(vertices, faces).symmetry
+    return parse_symmetry(text, obj_id=obj_id)

@@ -106,6 +106,9 @@ class TrackEvaluation:
             return "n/a" if x is None else f"{x:{fmt}} {unit}"
 
         d_mm = 1000 * self.diameter_m
+        add_kind = (  # without one, a symmetric part's equal poses count as errors
+            "symmetry-aware" if self.symmetry != "none" else "no symmetry given: --symmetry auto"
+        )
         lines = [
             f"frames: {self.n_gt_frames} with ground truth, {self.n_eval_frames} evaluated "
             f"(>= {VISIBLE_MIN:.0%} visible), {self.n_missing} without a record; "
@@ -113,7 +116,7 @@ class TrackEvaluation:
             f"ADD-S: median {num(self.median_adds_mm, 'mm')}; recall at 10 % of d "
             f"{pct(self.recall_at_10)} (any status {pct(self.recall_at_10_any_status)}); "
             f"AUC 5..50 % {num(self.auc, '', '.3f').strip()}",
-            f"ADD (symmetry-aware): median {num(self.median_add_mm, 'mm')}; rotation "
+            f"ADD ({add_kind}): median {num(self.median_add_mm, 'mm')}; rotation "
             f"{num(self.median_rot_deg, 'deg')}, translation {num(self.median_trans_mm, 'mm')} "
             "(medians)",
             f"status: 'tracking' precision {pct(self.tracking_precision)} of "
