@@ -107,7 +107,9 @@ class TrackEvaluation:
 
         d_mm = 1000 * self.diameter_m
         add_kind = (  # without one, a symmetric part's equal poses count as errors
-            "symmetry-aware" if self.symmetry != "none" else "no symmetry given: --symmetry auto"
+            "symmetry-aware"
+            if self.symmetry != "none"
+            else "no symmetry; --symmetry auto finds a mesh's"
         )
         lines = [
             f"frames: {self.n_gt_frames} with ground truth, {self.n_eval_frames} evaluated "
