@@ -8,9 +8,9 @@ slower than 1 (``--threads 1``); measure on an idle machine.
 
 python benchmarks/bench_detect.py [--det DET] [--repeat 30]
 
-The other figures time the first frame of the shared real ViSP sequence (the cube), one whose
-two highest peaks do not settle the depth check (the rest are checked too: slower than the
-median frame); without ``--det`` the
+The other figures time the first frame of the shared real ViSP sequence (the cube; with the
+default ``accept_agreement`` 0.5 its two highest peaks settle the depth check, at 0.6 they did
+not and it was one of the slowest); without ``--det`` the
 default network is built with random weights and read with ``min_confidence`` 0, so the PnP
 runs on every frame as it would for a found part (speed does not depend on the weights), but
 no peak is checked against the depth (no surface points): give a trained ``--det`` to time
