@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from sim2real.models.decimate import surface_samples
-from sim2real.models.symmetry import NO_SYMMETRY, Symmetry, rotation_about
+from sim2real.models.symmetry import NO_SYMMETRY, Symmetry, parse_symmetry, rotation_about
 from sim2real.models.viewpoints import fibonacci_sphere
 
 CONTINUOUS_TEST_DEG = (29.0, 73.0, 137.0, 211.0)
@@ -211,8 +211,6 @@ def resolve_symmetry(
     """``--symmetry`` of the evaluating commands: None when not given (the part's own, which a
     plain mesh does not have), ``auto`` the mesh's own rotations (``detect_symmetry``, as
     ``model prepare`` stores them), anything else as ``parse_symmetry`` reads it."""
-    from sim2real.models.symmetry import parse_symmetry
-
     if text is None:
         return None
     if str(text).strip().lower() == "auto":
