@@ -194,6 +194,25 @@ def test_the_checks_stop_once_a_candidate_is_confirmed_well_enough(depth):
     assert len(verified_candidate(det, [_cand(near, 0.8), _cand(at_ball, 0.7)], frame)[1]) == 2
 
 
+def test_a_candidate_without_a_keypoint_pose_is_checked_from_fixed_rotations(depth):
+    """PnP fails on many candidates of flat, symmetric parts: such a candidate is started from
+    the 12 rotations at its position, and counts only at ``rotation_agreement``."""
+    det, frame, at_ball, _ = _decoy_and_part(depth)
+    part = Detection(True, 0.7, T_CUBE[:3, 3] + [0.01, -0.008, 0.005], np.zeros(2), None)
+    decoy = replace(_cand(at_ball, 0.8), T_cam_part=None)
+    chosen, checks = verified_candidate(det, [decoy, part], frame)
+    assert chosen is not None and chosen.confidence == 0.7 and checks[1].agreement > 0.8
+    assert _errors(chosen.T_cam_part, T_CUBE)[0] < 5  # the centre, refined onto the part
+    # the decoy alone: its best rotation fits part of the ball, below the bar: not kept, while
+    # the same fit from a keypoint pose needs only min_agreement (0) and is
+    alone, checks = verified_candidate(det, [decoy], frame)
+    assert alone is None and checks[0] is not None and checks[0].agreement < 0.5
+    assert verified_candidate(det, [_cand(at_ball, 0.8)], frame)[0] is not None
+    # off: a candidate without a pose is not checked
+    det.info.settings = DetectorSettings(rotation_agreement=None)
+    assert verified_candidate(det, [decoy, part], frame) == (None, [None, None])
+
+
 def test_detect_run_sums_up_the_depth_checks():
     from sim2real.detect.run import DetectRun
 

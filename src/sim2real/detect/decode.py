@@ -205,8 +205,11 @@ def verified_candidate(
     The ``check_first`` highest candidates are checked first; when the most confirmed of them
     reaches ``accept_agreement`` it is kept and the rest are not checked (on the real ViSP
     frames the part is nearly always among the first peaks, and checking all eight cost most
-    of a frame's time, RESULTS.md); otherwise the rest are checked together, as all were."""
-    from sim2real.detect.verify import check_poses
+    of a frame's time, RESULTS.md); otherwise the rest are checked together, as all were.
+
+    A candidate whose keypoints gave no pose is checked from ``Detector.start_rotations`` and
+    needs ``rotation_agreement`` besides ``min_agreement`` (none checked when that is null)."""
+    from sim2real.detect.verify import check_poses, rotation_starts
 
     info, settings = detector.info, detector.info.settings
     candidates = iter(candidates)
@@ -216,18 +219,23 @@ def verified_candidate(
     centre = detector.geometry.centre_part_m
     checked: list[Detection] = []
     checks: list = []
-    accept = settings.accept_agreement
+    bars: list[float] = []  # the agreement each checked candidate needs
+    accept, rotations = settings.accept_agreement, settings.rotation_agreement
+    rotation_bar = max(settings.min_agreement, rotations or 0.0)
     best = None  # the most confirmed candidate so far passing min_agreement (its index)
     for batch in (list(islice(candidates, n)) for n in (settings.check_first, None)):
         if not batch:
             break
-        starts = [c.T_cam_part for c in batch]
+        starts = [
+            c.T_cam_part if c.T_cam_part is not None or rotations is None
+            else rotation_starts(c.position_m, centre, detector.start_rotations)
+            for c in batch
+        ]  # fmt: skip
+        bars += [settings.min_agreement if c.T_cam_part is not None else rotation_bar
+                 for c in batch]  # fmt: skip
         checks += check_poses(surface, starts, centre, frame.depth_m, frame.K, info.diameter_m)
         checked += batch
-        passed = [
-            k for k, ch in enumerate(checks)
-            if ch is not None and ch.agreement >= settings.min_agreement
-        ]  # fmt: skip
+        passed = [k for k, ch in enumerate(checks) if ch is not None and ch.agreement >= bars[k]]
         best = max(passed, key=lambda k: checks[k].confirmed, default=None)  # equals: the first
         if best is not None and accept is not None and checks[best].agreement >= accept:
             break

@@ -74,6 +74,14 @@ class DetectorSettings(StrictModel):
         description="when the most confirmed of the first has this share of its points "
         "confirmed it is kept and the rest are not checked (null: check them all)",
     )
+    rotation_agreement: float | None = Field(
+        0.5,
+        ge=0,
+        le=1,
+        description="a candidate whose keypoints give no pose is checked from 12 fixed "
+        "rotations at its position and counts only with this share of its points confirmed "
+        "(more starts fit other objects by chance more often); null: not checked",
+    )
 
 
 class DetectorFile(StrictModel):
@@ -118,6 +126,13 @@ class Detector:
             np.asarray(self.info.keypoints_part_m),
             np.asarray(self.info.symmetries),
         )
+
+    @functools.cached_property
+    def start_rotations(self) -> np.ndarray:
+        """(12, 3, 3) the rotations a candidate without a keypoint pose is checked from."""
+        from sim2real.detect.verify import start_rotations
+
+        return start_rotations(self.geometry.symmetries)
 
     @functools.cached_property
     def surface_part_m(self) -> np.ndarray | None:

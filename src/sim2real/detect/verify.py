@@ -3,7 +3,9 @@ another compact object on the table a peak as high as the part's (the real ViSP 
 yellow dragon beside the cube); the depth tells them apart. Each candidate's pose (PnP on its
 keypoints, at its position) is refined by a short point-to-point ICP (Open3D) of the part's
 camera-facing surface points onto the frame's points near it, then scored by how many of those
-points the depth confirms. The candidate confirmed at the most points is kept.
+points the depth confirms. The candidate confirmed at the most points is kept. A candidate
+whose keypoints give no pose (PnP fails often on a flat, symmetric part) is started from 12
+rotations spread over the part's distinct orientations at its position instead.
 
 The tolerances are fractions of the part's diameter, not fitted; the 30-degree tilts were
 chosen after seeing the keypoints' rotation that far off on the real ViSP cube (RESULTS.md).
@@ -34,6 +36,8 @@ ICP_ITERATIONS = 15
 TILT_DEG = 30.0
 """ICP also starts from the keypoints' rotation tilted by this about the camera's x and y axes."""
 MIN_POINTS = 20
+START_ROTATIONS = 12
+"""Rotations a candidate without a keypoint pose is started from (``start_rotations``)."""
 
 
 def surface_samples(mesh: Mesh, n: int = SURFACE_POINTS, seed: int = 0) -> np.ndarray:
@@ -130,6 +134,40 @@ def _tilted_starts(T0: np.ndarray, centre_cam: np.ndarray) -> list[np.ndarray]:
     return out
 
 
+def start_rotations(symmetries: np.ndarray, count: int = START_ROTATIONS) -> np.ndarray:
+    """(count, 3, 3) part rotations spread over the part's distinct orientations: picked one by
+    one, each the farthest from those already picked among 1,000 seeded random rotations (the
+    identity first), where the distance between two is the smallest angle between them under
+    the part's ``symmetries`` (S, 4, 4): a cube turned by a quarter is the same cube, so
+    starts that differ by a symmetry would be one start."""
+    from scipy.spatial.transform import Rotation
+
+    pool = np.concatenate([np.eye(3)[None], Rotation.random(1000, random_state=0).as_matrix()])
+    sym = np.asarray(symmetries, dtype=float).reshape(-1, 4, 4)[:, :3, :3]
+    nearest = np.full(len(pool), -np.inf)  # cos-like: the trace of the closest pairing
+    picked = [0]
+    for _ in range(count - 1):
+        last = pool[picked[-1]] @ sym  # (S, 3, 3): the last pick under every symmetry
+        trace = np.einsum("nij,sij->ns", pool, last).max(axis=1)  # tr(P^T R S), the closest
+        nearest = np.maximum(nearest, trace)
+        picked.append(int(np.argmin(nearest)))
+    return pool[picked]
+
+
+def rotation_starts(
+    position_m: np.ndarray, centre_part_m: np.ndarray, rotations: np.ndarray
+) -> list[np.ndarray]:
+    """Start poses for a candidate with no rotation of its own: the part's bounding-box centre
+    at ``position_m`` (camera frame) in each of ``rotations`` (``start_rotations``)."""
+    out = []
+    for R in rotations:
+        T = np.eye(4)
+        T[:3, :3] = R
+        T[:3, 3] = position_m - R @ centre_part_m
+        out.append(T)
+    return out
+
+
 @functools.cache
 def _pool(pid: int) -> ThreadPoolExecutor:
     """The two threads the checks run on, started once per process (``pid``: a forked child
@@ -160,13 +198,14 @@ def check_pose(
 
 
 def check_poses(
-    surface: np.ndarray, starts: list[np.ndarray | None], centre_part_m: np.ndarray,
-    depth_m: np.ndarray, K: np.ndarray, diameter_m: float,
+    surface: np.ndarray, starts: list[np.ndarray | list[np.ndarray] | None],
+    centre_part_m: np.ndarray, depth_m: np.ndarray, K: np.ndarray, diameter_m: float,
 ) -> list[DepthCheck | None]:  # fmt: skip
-    """Each start T0 and T0 tilted (``_tilted_starts``) refined by ICP onto the frame's points
-    near it; the one the depth confirms at the most surface points (``depth_agreement``)
-    refined once more with pairs within the tolerance. None for a None start, one with too few
-    frame points there, or one behind the camera.
+    """For each candidate, its start T0 and T0 tilted (``_tilted_starts``), or its list of
+    starts as given (``rotation_starts``), refined by ICP onto the frame's points near it; the
+    one the depth confirms at the most surface points (``depth_agreement``) refined once more
+    with pairs within the tolerance. None for a None start, one with too few frame points
+    there, or one behind the camera.
 
     The ICP runs go two at a time (Open3D's ICP releases the GIL): a candidate's starts are
     queued as soon as its frame points are cut out, its fine run as soon as its starts are
@@ -185,14 +224,17 @@ def check_poses(
     try:
         pool = _pool(os.getpid())
         targets, coarse = {}, {}  # candidate -> frame cloud; candidate -> its starts' ICP runs
-        for k, T0 in enumerate(starts):
+        for k, start in enumerate(starts):
+            given = isinstance(start, list)
+            T0 = (start[0] if start else None) if given else start
             if T0 is None or T0[2, 3] <= 0:
                 continue
             centre = T0[:3, :3] @ centre_part_m + T0[:3, 3]
             scene = _frame_points(depth_m, K, centre, CROP_REL * diameter_m)
             if len(scene) < MIN_POINTS:
                 continue
-            runs = [(T, _facing(surface, T)) for T in _tilted_starts(T0, centre)]
+            tries = start if given else _tilted_starts(T0, centre)
+            runs = [(T, _facing(surface, T)) for T in tries]
             runs = [(T, facing) for T, facing in runs if len(facing) >= MIN_POINTS]
             if runs:
                 targets[k] = o3d.geometry.PointCloud(o3d.utility.Vector3dVector(scene))
