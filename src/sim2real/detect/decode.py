@@ -222,7 +222,7 @@ def verified_candidate(
     bars: list[float] = []  # the agreement each checked candidate needs
     accept, rotations = settings.accept_agreement, settings.rotation_agreement
     rotation_bar = max(settings.min_agreement, rotations or 0.0)
-    best = None  # the most confirmed candidate so far passing min_agreement (its index)
+    best = None  # the most confirmed candidate so far passing its bar (its index)
     for batch in (list(islice(candidates, n)) for n in (settings.check_first, None)):
         if not batch:
             break
