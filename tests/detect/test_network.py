@@ -133,3 +133,17 @@ def test_zoomed_crops_scale_the_intrinsics_with_the_image():
         assert np.abs(want - got).max() <= 60  # bilinear: same face colour, blended at edges
         checked += 1
     assert checked >= 3
+
+
+def test_colour_dropout_greys_whole_frames_and_leaves_the_stored_ones():
+    frames = render_frames(StandinRenderer(), range(8))
+    stored = frames.rgb.copy()
+    rgb, depth, _ = frames.batch(np.arange(8), GEOMETRY, np.random.default_rng(2),
+                                 colour_dropout=0.5)  # fmt: skip
+    grey = [bool(torch.all(rgb[n] == 128)) for n in range(8)]
+    assert 0 < sum(grey) < 8  # some frames, whole
+    assert all(torch.equal(rgb[n], torch.from_numpy(stored[n])) for n in range(8) if not grey[n])
+    assert np.array_equal(frames.rgb, stored)
+    assert torch.equal(depth, torch.from_numpy(frames.depth_m.astype(np.float32)))  # depth kept
+    assert torch.equal(frames.batch(np.arange(8), GEOMETRY, np.random.default_rng(2))[0],
+                       torch.from_numpy(stored))  # fmt: skip

@@ -143,7 +143,7 @@ def cube():
 
 def test_mask_is_the_parts_ray_hits_and_its_depth_is_the_depth_renderers(cube):
     renderer = SampleRenderer(cube, NO_CLUTTER, seed=1)
-    checked = 0
+    checked = measured = 0
     for index in range(4):
         s = renderer.sample(index)
         # an independent cast: the part alone, placed by the sample's pose, in the camera
@@ -160,13 +160,15 @@ def test_mask_is_the_parts_ray_hits_and_its_depth_is_the_depth_renderers(cube):
         assert s.visible_fraction > 0.95
         # the sensor's depth (D435 profile) stays near the truth on the part
         noisy = s.depth_m[both]
-        ok = noisy > 0
-        assert np.median(np.abs(noisy[ok] - alone.depth_m[both][ok])) < 0.005
+        ok = noisy > 0  # none when the camera is nearer than the sensor's minimum range
+        if ok.any():
+            measured += 1
+            assert np.median(np.abs(noisy[ok] - alone.depth_m[both][ok])) < 0.005
         # the labelled centre projects where the part is
         u, v = np.round(s.centre_px).astype(int)
         if 0 <= u < 80 and 0 <= v < 60:
             assert s.mask_full[max(v - 1, 0) : v + 2, max(u - 1, 0) : u + 2].any()
-    assert checked >= 3
+    assert checked >= 3 and measured >= 2
 
 
 def test_a_sample_depends_on_seed_and_index_only(cube):

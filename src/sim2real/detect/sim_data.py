@@ -26,11 +26,14 @@ class FrameSet:
         return len(self.labels)
 
     def batch(
-        self, idx, geometry: PartGeometry, rng=None, depth_dropout=0.0, crop_px=None, zoom=None
-    ):
+        self, idx, geometry: PartGeometry, rng=None, depth_dropout=0.0, crop_px=None, zoom=None,
+        colour_dropout=0.0,
+    ):  # fmt: skip
         """(rgb (B, h, w, 3) uint8, depth (B, h, w) float32, targets) as torch tensors;
         ``depth_dropout``: share of frames whose depth is blanked (drawn with ``rng``), so an
-        RGB-D network also learns to find the part without depth; ``crop_px`` (w, h): a crop
+        RGB-D network also learns to find the part without depth; ``colour_dropout``: share of
+        frames whose colour is flat grey, so it also learns the part's shape in the depth
+        alone, whatever its print or paint; ``crop_px`` (w, h): a crop
         of each frame (the network is fully convolutional: crops train it at a fraction of
         the cost), placed on the part's centre with chance ``CROP_ON_PART`` (else anywhere),
         the intrinsics shifted with it; ``zoom`` (low, high): scale factors of the crops (see
@@ -49,6 +52,9 @@ class FrameSet:
             depth = depth.astype(np.float32)
         if depth_dropout > 0 and rng is not None:
             depth[rng.random(len(idx)) < depth_dropout] = 0.0
+        if colour_dropout > 0 and rng is not None:
+            rgb = rgb.copy()  # a crop may be a view of the stored frames
+            rgb[rng.random(len(idx)) < colour_dropout] = 128
         tgt = stack_targets([sample_targets(lab, geometry) for lab in labels])
         return torch.from_numpy(np.ascontiguousarray(rgb)), torch.from_numpy(depth), tgt
 
