@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
-from sim2real.core.pose import invert_pose, look_at, make_pose, rpy_deg_to_matrix
+from sim2real.core.pose import invert_pose, look_at, make_pose, poses_at, rpy_deg_to_matrix
 from sim2real.sensors.demo_part import machined_bracket
 from sim2real.sensors.presets import get_preset
 from sim2real.sensors.render import DepthRenderer
@@ -14,7 +14,6 @@ from sim2real.sensors.scene import make_scene
 from sim2real.tracking.proposals import (
     coarse_rotations,
     cube_rotations,
-    poses_at,
     proposal_centres,
 )
 from sim2real.tracking.relocalize import NEAR_DIAMETERS, LostSearch

@@ -106,6 +106,13 @@ def make_pose(R: np.ndarray, t: np.ndarray) -> np.ndarray:
     return T
 
 
+def poses_at(position_m: np.ndarray, centre_part_m: np.ndarray, rotations: np.ndarray) -> list:
+    """One ``T_cam_part`` per rotation that puts the part's point ``centre_part_m`` (part frame)
+    at ``position_m`` (camera frame)."""
+    position, centre = np.asarray(position_m, float), np.asarray(centre_part_m, float)
+    return [make_pose(R, position - R @ centre) for R in rotations]
+
+
 def invert_pose(T: np.ndarray) -> np.ndarray:
     """Inverse of a rigid transform, without a general matrix inverse."""
     R, t = T[:3, :3], T[:3, 3]

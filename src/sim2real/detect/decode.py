@@ -209,7 +209,8 @@ def verified_candidate(
 
     A candidate whose keypoints gave no pose is checked from ``Detector.start_rotations`` and
     needs ``rotation_agreement`` besides ``min_agreement`` (none checked when that is null)."""
-    from sim2real.detect.verify import check_poses, rotation_starts
+    from sim2real.core.pose import poses_at
+    from sim2real.detect.verify import check_poses
 
     info, settings = detector.info, detector.info.settings
     candidates = iter(candidates)
@@ -228,11 +229,10 @@ def verified_candidate(
             break
         starts = [
             c.T_cam_part if c.T_cam_part is not None or rotations is None
-            else rotation_starts(c.position_m, centre, detector.start_rotations)
+            else poses_at(c.position_m, centre, detector.start_rotations)
             for c in batch
         ]  # fmt: skip
-        bars += [settings.min_agreement if c.T_cam_part is not None else rotation_bar
-                 for c in batch]  # fmt: skip
+        bars += [rotation_bar if isinstance(s, list) else settings.min_agreement for s in starts]
         checks += check_poses(surface, starts, centre, frame.depth_m, frame.K, info.diameter_m)
         checked += batch
         passed = [k for k, ch in enumerate(checks) if ch is not None and ch.agreement >= bars[k]]

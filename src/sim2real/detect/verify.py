@@ -154,20 +154,6 @@ def start_rotations(symmetries: np.ndarray, count: int = START_ROTATIONS) -> np.
     return pool[picked]
 
 
-def rotation_starts(
-    position_m: np.ndarray, centre_part_m: np.ndarray, rotations: np.ndarray
-) -> list[np.ndarray]:
-    """Start poses for a candidate with no rotation of its own: the part's bounding-box centre
-    at ``position_m`` (camera frame) in each of ``rotations`` (``start_rotations``)."""
-    out = []
-    for R in rotations:
-        T = np.eye(4)
-        T[:3, :3] = R
-        T[:3, 3] = position_m - R @ centre_part_m
-        out.append(T)
-    return out
-
-
 @functools.cache
 def _pool(pid: int) -> ThreadPoolExecutor:
     """The two threads the checks run on, started once per process (``pid``: a forked child
@@ -202,10 +188,10 @@ def check_poses(
     centre_part_m: np.ndarray, depth_m: np.ndarray, K: np.ndarray, diameter_m: float,
 ) -> list[DepthCheck | None]:  # fmt: skip
     """For each candidate, its start T0 and T0 tilted (``_tilted_starts``), or its list of
-    starts as given (``rotation_starts``), refined by ICP onto the frame's points near it; the
-    one the depth confirms at the most surface points (``depth_agreement``) refined once more
-    with pairs within the tolerance. None for a None start, one with too few frame points
-    there, or one behind the camera.
+    starts as given (``core.pose.poses_at`` of ``start_rotations``), refined by ICP onto the
+    frame's points near it; the one the depth confirms at the most surface points
+    (``depth_agreement``) refined once more with pairs within the tolerance. None for a None
+    start, one with too few frame points there, or one behind the camera.
 
     The ICP runs go two at a time (Open3D's ICP releases the GIL): a candidate's starts are
     queued as soon as its frame points are cut out, its fine run as soon as its starts are

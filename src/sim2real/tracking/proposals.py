@@ -17,6 +17,7 @@ from scipy.spatial.transform import Rotation
 
 from sim2real.core.camera import CameraIntrinsics
 from sim2real.core.mesh_io import Mesh
+from sim2real.core.pose import poses_at
 from sim2real.tracking.bars import recovery_rank, trusted_recovery
 from sim2real.tracking.config import TrackerConfig
 from sim2real.tracking.icp import Alignment
@@ -47,18 +48,6 @@ def coarse_rotations(tilt_deg: float = TILT_DEG) -> np.ndarray:
     tilts = [np.zeros(3)] + [np.radians(tilt_deg) * s * e for e in np.eye(3) for s in (1, -1)]
     small = Rotation.from_rotvec(np.array(tilts)).as_matrix()
     return np.einsum("aij,bjk->abik", cube_rotations(), small).reshape(-1, 3, 3)
-
-
-def poses_at(position_m: np.ndarray, centre_part_m: np.ndarray, rotations: np.ndarray) -> list:
-    """One ``T_cam_part`` per rotation that puts the part's point ``centre_part_m`` (part frame)
-    at ``position_m`` (camera frame)."""
-    poses = []
-    for R in rotations:
-        T = np.eye(4)
-        T[:3, :3] = R
-        T[:3, 3] = np.asarray(position_m, float) - R @ np.asarray(centre_part_m, float)
-        poses.append(T)
-    return poses
 
 
 def best_proposal(
