@@ -142,7 +142,7 @@ def test_fit_at_a_bound_is_said_and_flagged(tmp_path):
     out = tmp_path / "act.yaml"
     proc = run_cli(
         "actuator", "fit", "--logs", *paths, "--model", "coulomb-viscous", "--max-evals",
-        "300", "--restarts", "0", "--out", out,
+        "2000", "--restarts", "0", "--out", out,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert "WARNING: fitted parameter at its bound: armature_kgm2 (upper bound 0.02" in (

@@ -10,7 +10,7 @@ import pytest
 
 import sim2real.sim as sim_pkg
 from sim2real.actuators import ActuatorState, DCServoConfig, PDServoConfig
-from sim2real.actuators.models import DelayLine
+from sim2real.actuators.models import DelayLine, TorqueMotorConfig
 from sim2real.actuators.params import SPECS
 from sim2real.sim.friction import FRICTION_PARAMS, friction_budget, stribeck_coeff
 
@@ -169,6 +169,15 @@ def test_param_space_and_roundtrip(tmp_path):
     assert not space.params[space.index("R_ohm")].free and space.params[0].free
     save_actuator(cfg, tmp_path / "b.yaml")
     assert load_actuator(tmp_path / "b.yaml") == cfg
+
+
+def test_a_value_beyond_the_tables_bounds_is_taken_as_given():
+    # a motor stronger than the XL330 the table was written for: its friction budget is not
+    # clipped to the table's 0.2 N m, the bounds widen to hold it
+    cfg = TorqueMotorConfig(friction="coulomb-viscous", params={"friction_base_Nm": 5.0})
+    param = cfg.param_space().params[cfg.param_space().index("friction_base_Nm")]
+    assert param.nominal == 5.0 and param.bounds[1] == 5.0
+    assert cfg.values()["friction_base_Nm"] == 5.0
 
 
 def test_bench_matches_mujoco():

@@ -73,7 +73,8 @@ def param_space(
     fixed: set[str] | frozenset[str] = frozenset(),
 ) -> ParamSpace:
     """ParamSpace of the given parameters (targets ``actuator.<name>``), nominal values
-    replaced by ``values`` where given (clipped to the bounds); ``FIXED_BY_DEFAULT`` ones not
+    replaced by ``values`` where given (a value outside the table's bounds widens them: a
+    motor unlike the XL330 is taken as given, never clipped); ``FIXED_BY_DEFAULT`` ones not
     in ``free``, and those in ``fixed``, have lower == upper == their value."""
     values = values or {}
     params = []
@@ -83,7 +84,7 @@ def param_space(
         if (name in FIXED_BY_DEFAULT and name not in free) or name in fixed:
             lo = hi = v
             scale = "linear"
-        v = min(max(v, lo), hi)
+        lo, hi = min(lo, v), max(hi, v)
         params.append(
             Param(
                 name=name,
