@@ -2,6 +2,7 @@
 
 python benchmarks/bench_env.py [--env ID ...] [--envs 64 256] [--steps 200] [--repeat 5]
                                [--nthread 0] [--dr default|none|PATH] [--actuator KIND]
+                               [--friction KIND]
 
 "bare": the same ``mujoco.rollout`` calls the environment makes (N model copies, ``nsub``
 substeps each, the same torques) with no environment logic; "env": ``VecEnv.step`` with the
@@ -9,8 +10,8 @@ task's default domain randomization and random actions (terms, events, delay lin
 history, autoresets). Steps are control steps of one environment (100 Hz), medians over
 ``repeat`` runs measured alternately so machine load hits both. With ``--actuator`` an
 actuator model is in the loop (one batched call per substep: one rollout call per substep, or
-the per-environment Python path for a BAM friction model) while "bare" stays one rollout call
-per control step. The load average is printed beside the figures.
+the per-environment Python path for a BAM friction model, ``--friction KIND``) while "bare"
+stays one rollout call per control step. The load average is printed beside the figures.
 """
 
 from __future__ import annotations
@@ -32,10 +33,10 @@ def timed_rate(fn, steps: int, num: int) -> float:
 
 
 def bench_one(
-    env_id: str, n: int, steps: int, repeat: int, nthread: int, dr, actuator: str | None
+    env_id: str, n: int, steps: int, repeat: int, nthread: int, dr, actuator: dict | None
 ) -> tuple[float, float]:
     """Median (bare, env) steps/s."""
-    config = {"nthread": nthread, "actuator": {"kind": actuator} if actuator else None}
+    config = {"nthread": nthread, "actuator": actuator}
     env = make_vec(env_id, n, seed=0, dr=dr, config=config)
     env.reset()
     actions = np.random.default_rng(0).uniform(-1, 1, (steps, n, env.action_dim))
@@ -64,16 +65,20 @@ def main() -> None:
     ap.add_argument(
         "--actuator", default=None, help="an actuator kind in the loop, e.g. pd, dc, torque"
     )
+    ap.add_argument(
+        "--friction", default=None, help="the actuator's friction model, e.g. coulomb-viscous"
+    )
     args = ap.parse_args()
     dr = None if args.dr == "none" else args.dr
+    actuator = {"kind": args.actuator} if args.actuator else None
+    if actuator and args.friction:
+        actuator["friction"] = args.friction
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print("| env | N | bare steps/s | env steps/s | env / bare |")
     print("|---|---|---|---|---|")
     for env_id in args.env:
         for n in args.envs:
-            bare, ours = bench_one(
-                env_id, n, args.steps, args.repeat, args.nthread, dr, args.actuator
-            )
+            bare, ours = bench_one(env_id, n, args.steps, args.repeat, args.nthread, dr, actuator)
             print(f"| {env_id} | {n} | {bare:,.0f} | {ours:,.0f} | {ours / bare:.2f} |")
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
