@@ -171,6 +171,13 @@ def test_param_space_and_roundtrip(tmp_path):
     assert load_actuator(tmp_path / "b.yaml") == cfg
 
 
+def test_an_unknown_parameter_names_the_close_ones():
+    from sim2real.core.errors import InputError
+
+    with pytest.raises(InputError, match=r"unknown parameters: R_ohmm \(did you mean R_ohm\?\)"):
+        DCServoConfig(params={"R_ohmm": 1.0}).param_space()
+
+
 def test_a_value_beyond_the_tables_bounds_is_taken_as_given():
     # a motor stronger than the XL330 the table was written for: its friction budget is not
     # clipped to the table's 0.2 N m, the bounds widen to hold it

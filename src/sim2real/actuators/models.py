@@ -21,6 +21,7 @@ candidate) against ``(L,)`` joints or logs.
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
@@ -111,7 +112,9 @@ class _Base(BaseModel):
         for field in ("params", "free", "fixed"):
             unknown = sorted(set(getattr(self, field)) - set(self.names()))
             if unknown:
-                raise InputError(None, field, f"unknown parameters: {', '.join(unknown)}")
+                close = difflib.get_close_matches(unknown[0], self.names(), n=3, cutoff=0.5)
+                hint = f" (did you mean {', '.join(close)}?)" if close else ""
+                raise InputError(None, field, f"unknown parameters: {', '.join(unknown)}{hint}")
         values = {**self.defaults, **self.params}
         return param_space(self.names(), values, set(self.free), set(self.fixed))
 
