@@ -79,16 +79,36 @@ def test_truncation_bounds_redraw_and_physical_clip():
     assert v.min() >= 1.5 and v.max() <= 2.5
     # redrawn, not clipped: no pile-up at the bounds
     assert np.mean(v == 1.5) + np.mean(v == 2.5) == 0.0
-    # the environment's bounds clip (damping <= 0.6)
-    t = Term(name="d", target="damping", mode="reset", range=(0.0, 2.0), operation="scale")
+    # the environment's bounds clip a normal draw's tails (damping in [0, 0.6])
+    t = Term(name="d", target="damping", mode="reset", distribution="normal", range=(1.0, 1.0),
+             operation="scale")  # fmt: skip
     values = np.tile(_space().nominal(), (1000, 1))
     r = Randomizer(Randomization(terms=[t]), _space())
     r.apply(r.bound, values, np.arange(1000), np.random.default_rng(1))
-    assert values[:, 1].max() == 0.6 and np.all(values[:, 0] == 2.0)
+    assert values[:, 1].max() == 0.6 and values[:, 1].min() == 0.0
+    assert np.all(values[:, 0] == 2.0)
+
+
+@pytest.mark.parametrize(
+    "term",
+    [
+        {"range": (0.0, 2.0), "operation": "scale"},  # up to 1.0
+        {"distribution": "log_uniform", "range": (0.1, 0.7)},
+        {"distribution": "normal", "range": (0.8, 0.1)},  # its centre
+        {"distribution": "normal", "range": (0.5, 0.1), "bounds": (0.2, 0.9)},
+    ],
+)
+def test_a_term_beyond_the_bounds_is_refused_not_clipped(term):
+    # clipped, a uniform range beyond the bounds would pile its draws up on the bound
+    t = Term(name="d", target="damping", mode="reset", **term)
+    with pytest.raises(
+        InputError, match=r"'d' gives damping values .* outside its bounds \[0, 0.6\]"
+    ):
+        Randomizer(Randomization(terms=[t]), _space(), source="dr.yaml")
 
 
 def test_pattern_matches_names_and_targets_independently():
-    t = Term(name="all", target="*", mode="reset", range=(0.5, 1.5), operation="scale")
+    t = Term(name="all", target="*", mode="reset", range=(0.5, 1.2), operation="scale")
     r = Randomizer(Randomization(terms=[t]), _space())
     assert list(r.bound[0].columns) == [0, 1]
     t = Term(name="j", target="joint.*:shoulder", mode="reset", range=(1, 1), operation="scale")
@@ -219,6 +239,8 @@ def test_sysid_dr_yaml_plugs_in(tmp_path):
         ([{"name": "a", "target": "mass_kg", "mode": "reset"}], "terms[0].range", "missing"),
         ([{"name": "a", "target": "mass_kg", "mode": "interval", "range": [1, 2]}],
          "terms[0].interval_s", "interval"),
+        ([{"name": "lag", "target": "delay_s", "mode": "reset", "range": [0.0, 0.3]}],
+         "terms[0].range", "delay_s values 0 to 0.3, outside its bounds [0, 0.1]"),
     ],
 )  # fmt: skip
 def test_bad_yaml_names_file_and_field(tmp_path, terms, field, words):

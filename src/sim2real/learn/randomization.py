@@ -15,8 +15,11 @@ A term::
       bounds: [0.1, 0.5]         # optional: draws outside are redrawn (a truncated prior)
 
 Every matched parameter gets its own independent draw. Terms apply in file order, each one
-computed from the nominal value (a later term on the same parameter wins). Values are then
-clipped to the parameter's physical bounds (the environment's space).
+computed from the nominal value (a later term on the same parameter wins). A uniform term's
+range (a normal one's centre, or its ``bounds`` where given) must give values within each
+parameter's bounds in the environment's space (its physical limits and buffer sizes: the
+delay line holds the largest delay), or the file is refused; the tails of a normal draw are
+clipped to them.
 
 The ``dr.yaml`` written by system identification (a ``ParamSpace``: top-level ``params:``)
 plugs in directly: each parameter becomes a reset-mode absolute term drawn from its prior
@@ -301,6 +304,7 @@ class Randomizer:
                     f"{term.target!r} matches no parameter of the environment{hint} "
                     f"(parameters: {', '.join(names)})",
                 )
+            self._within_bounds(term, cols, f"{dr._key}[{i}]", source)
             self.bound.append(BoundTerm(term, np.asarray(cols, dtype=int)))
         for i, jt in enumerate(dr.joint):
             cols = []
@@ -316,6 +320,26 @@ class Randomizer:
                     )
                 cols.append(hits[0])
             self.bound.append(BoundTerm(jt, np.asarray(cols, dtype=int)))
+
+    def _within_bounds(self, term: Term, cols: list[int], key: str, source) -> None:
+        """Refuse a term whose values leave a parameter's bounds: clipped, its draws would pile
+        up on the bound unnoticed (a delay range to 0.3 s run as 0.1 s)."""
+        uniform = term.distribution in ("uniform", "log_uniform")
+        reach = np.array(term.range if uniform else term.range[:1], dtype=float)
+        if term.bounds is not None:
+            reach = np.clip(reach, *term.bounds) if uniform else np.array(term.bounds)
+        for j in cols:
+            values = term.value(reach, self.nominal[j])
+            lo, hi = self.lower[j], self.upper[j]
+            slack = 1e-9 * max(abs(lo), abs(hi), 1.0)
+            if values.min() < lo - slack or values.max() > hi + slack:
+                field = "bounds" if term.bounds is not None and not uniform else "range"
+                raise InputError(
+                    source,
+                    f"{key}.{field}",
+                    f"{term.name!r} gives {self.space.names[j]} values {values.min():.4g} to "
+                    f"{values.max():.4g}, outside its bounds [{lo:.4g}, {hi:.4g}]",
+                )
 
     def terms(self, mode: str) -> list[BoundTerm]:
         return [b for b in self.bound if b.term.mode == mode]
