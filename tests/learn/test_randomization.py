@@ -105,6 +105,12 @@ def test_a_term_beyond_the_bounds_is_refused_not_clipped(term):
         InputError, match=r"'d' gives damping values .* outside its bounds \[0, 0.6\]"
     ):
         Randomizer(Randomization(terms=[t]), _space(), source="dr.yaml")
+    # asked for, the same term's values are clipped to the bounds
+    t = Term(name="d", target="damping", mode="reset", clip=True, **term)
+    values = np.tile(_space().nominal(), (1000, 1))
+    r = Randomizer(Randomization(terms=[t]), _space())
+    r.apply(r.bound, values, np.arange(1000), np.random.default_rng(1))
+    assert values[:, 1].min() >= 0.0 and values[:, 1].max() <= 0.6
 
 
 def test_pattern_matches_names_and_targets_independently():

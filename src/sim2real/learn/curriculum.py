@@ -115,7 +115,14 @@ def _check_layouts(plan: list[dict], env_id: str, cfg: TrainConfig, make_env) ->
 
     own = layout(plan[-1])
     for k, st in enumerate(plan[:-1]):
-        if layout(st) != own:
+        try:
+            dims = layout(st)
+        except InputError as err:  # the stage's own randomization or environment: say so
+            where = (
+                f"stages[{k}].dr_terms" if err.field and "terms" in err.field else f"stages[{k}]"
+            )
+            raise InputError("training settings", where, f"{err.field}: {err.message}") from None
+        if dims != own:
             why = "changes what the policy observes (a history, an aid): give it to every stage"
             raise InputError(
                 "training settings", f"stages[{k}]", why + " and the settings' training_env"

@@ -13,13 +13,15 @@ A term::
                                  # | absolute (value = draw)
       interval_s: [1.0, 3.0]     # interval mode: time between draws, uniform in [lo, hi]
       bounds: [0.1, 0.5]         # optional: draws outside are redrawn (a truncated prior)
+      clip: false                # true: values beyond the parameter's bounds are set to them
 
 Every matched parameter gets its own independent draw. Terms apply in file order, each one
 computed from the nominal value (a later term on the same parameter wins). A uniform term's
 range (a normal one's centre, or its ``bounds`` where given) must give values within each
 parameter's bounds in the environment's space (its physical limits and buffer sizes: the
-delay line holds the largest delay), or the file is refused; the tails of a normal draw are
-clipped to them.
+delay line holds the largest delay), or the file is refused unless the term says ``clip: true``
+(e.g. a friction range [-0.25, 0.25] clipped: half the worlds frictionless); the tails of a
+normal draw are clipped to them.
 
 The ``dr.yaml`` written by system identification (a ``ParamSpace``: top-level ``params:``)
 plugs in directly: each parameter becomes a reset-mode absolute term drawn from its prior
@@ -81,6 +83,11 @@ class Term(StrictModel):
     )
     bounds: tuple[float, float] | None = Field(
         None, description="a draw outside [lower, upper] is redrawn"
+    )
+    clip: bool = Field(
+        False,
+        description="values beyond the parameter's bounds are set to the bound (without it a "
+        "range reaching beyond them is refused)",
     )
 
     @model_validator(mode="after")
@@ -323,7 +330,10 @@ class Randomizer:
 
     def _within_bounds(self, term: Term, cols: list[int], key: str, source) -> None:
         """Refuse a term whose values leave a parameter's bounds: clipped, its draws would pile
-        up on the bound unnoticed (a delay range to 0.3 s run as 0.1 s)."""
+        up on the bound unnoticed (a delay range to 0.3 s run as 0.1 s); ``clip: true`` asks
+        for that pile-up."""
+        if term.clip:
+            return
         uniform = term.distribution in ("uniform", "log_uniform")
         reach = np.array(term.range if uniform else term.range[:1], dtype=float)
         if term.bounds is not None:
@@ -338,7 +348,8 @@ class Randomizer:
                     source,
                     f"{key}.{field}",
                     f"{term.name!r} gives {self.space.names[j]} values {values.min():.4g} to "
-                    f"{values.max():.4g}, outside its bounds [{lo:.4g}, {hi:.4g}]",
+                    f"{values.max():.4g}, outside its bounds [{lo:.4g}, {hi:.4g}] ('clip: true' "
+                    "sets such values to the bound)",
                 )
 
     def terms(self, mode: str) -> list[BoundTerm]:
