@@ -67,6 +67,11 @@ def test_a_curriculum_is_its_stages_resumed_by_hand(tmp_path):
     [
         ({"dr_terms": {"fricton": {"range": [0, 0]}}}, "stages[0].dr_terms", "no term 'fricton'"),
         ({"dr_terms": {"friction": {"mode": "sometimes"}}}, "stages[0].dr_terms", "'reset'"),
+        (
+            {"dr_terms": {"friction": {"range": [-0.25, 0.25]}}},
+            "stages[0].dr_terms",
+            "outside its bounds",
+        ),
         ({"training_env": {"history": 5}}, "stages[0]", "give it to every stage"),
         ({"until_env_steps": BATCH * 4}, "total_env_steps", "end within the settings' stages"),
     ],
