@@ -1,8 +1,9 @@
 """A detector on randomized frames as rendered and with the part's own depth removed: what a
 dark, IR-absorbing (or mirror-like) part shows a depth camera while the rest of the scene is
-measured as usual. The frames are the detector's own randomization (its ``config.yaml``) at
-indices it never trained or validated on, those with at least 50 visible part pixels;
-"removed" zeroes the depth on the part's visible pixels (``Sample.mask``).
+measured as usual. The frames are the first detector's randomization (its ``config.yaml``) at
+indices it never trained or validated on, those with at least 50 visible part pixels, and
+every detector is judged on the same frames; "removed" zeroes the depth on the part's visible
+pixels (``Sample.mask``).
 
 python benchmarks/bench_detect_dark.py DET [DET ...] [--frames 150] [--first 300000]
 """
@@ -59,9 +60,9 @@ def main() -> None:
     args = ap.parse_args()
     print("| detector | frames | depth on the part | found | within 5 cm | median 3D (found) |")
     print("| --- | --- | --- | --- | --- | --- |")
+    samples = frames_of(args.det[0], args.first, args.frames)
     for det_dir in args.det:
         detector = load_detector(det_dir)
-        samples = frames_of(det_dir, args.first, args.frames)
         for removed in (False, True):
             found, near, median = score(detector, samples, removed)
             cm = "-" if median is None else f"{100 * median:.1f} cm"
