@@ -6,6 +6,10 @@ every detector is judged on the same frames; "removed" zeroes the depth on the p
 pixels (``Sample.mask``).
 
 python benchmarks/bench_detect_dark.py DET [DET ...] [--frames 150] [--first 300000]
+    [--no-return-share S]
+
+``--no-return-share S`` sets that detector setting (a highest peak over a depth hole kept
+unchecked) on every detector; "none" turns it off.
 """
 
 from __future__ import annotations
@@ -57,12 +61,16 @@ def main() -> None:
     ap.add_argument("det", type=Path, nargs="+")
     ap.add_argument("--frames", type=int, default=150, help="frames rendered per detector")
     ap.add_argument("--first", type=int, default=300000, help="the first frame index")
+    ap.add_argument("--no-return-share", default=None, help="a share, or 'none': off")
     args = ap.parse_args()
     print("| detector | frames | depth on the part | found | within 5 cm | median 3D (found) |")
     print("| --- | --- | --- | --- | --- | --- |")
     samples = frames_of(args.det[0], args.first, args.frames)
     for det_dir in args.det:
         detector = load_detector(det_dir)
+        if args.no_return_share is not None:
+            value = None if args.no_return_share == "none" else float(args.no_return_share)
+            detector.info.settings.no_return_share = value
         for removed in (False, True):
             found, near, median = score(detector, samples, removed)
             cm = "-" if median is None else f"{100 * median:.1f} cm"

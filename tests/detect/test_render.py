@@ -227,3 +227,26 @@ def test_distractors_occlude_the_part_at_times_not_always(cube):
     fractions = np.array([renderer.sample(i).visible_fraction for i in range(16)])
     assert (fractions < 0.9).sum() >= 2  # some frames occluded
     assert (fractions > 0.5).sum() >= 10  # most frames show the part
+
+
+def test_dark_objects_return_no_depth_and_nothing_else_moves(cube):
+    # no_return_share: the part and each distractor dark (no return) at that chance, drawn
+    # apart from every other draw: the colour and the other pixels' depth do not change
+    dark_cfg = FAST.model_copy(update={"depth": FAST.depth.model_copy(
+        update={"no_return_share": 0.5})})  # fmt: skip
+    plain, dark = SampleRenderer(cube, FAST, seed=3), SampleRenderer(cube, dark_cfg, seed=3)
+    part_dark = []
+    for index in range(12):
+        a, b = plain.sample(index), dark.sample(index)
+        assert np.array_equal(a.rgb, b.rgb) and np.array_equal(a.mask, b.mask)
+        kept = b.depth_m > 0
+        assert np.array_equal(a.depth_m[kept], b.depth_m[kept])  # only zeroed, never moved
+        if a.mask.sum() and (a.depth_m[a.mask] > 0).any():
+            part_dark.append(not (b.depth_m[a.mask] > 0).any())
+        # without the part, the same distractors are dark
+        pa, pb = plain.sample(index, part_absent=True), dark.sample(index, part_absent=True)
+        away = ~a.mask_full
+        with_part = ((a.depth_m > 0) & (b.depth_m == 0))[away]
+        without = ((pa.depth_m > 0) & (pb.depth_m == 0))[away]
+        assert np.mean(with_part == without) > 0.99
+    assert 0 < sum(part_dark) < len(part_dark)  # dark in some frames, not in all

@@ -261,3 +261,36 @@ def test_lower_peaks_become_candidates_only_when_the_depth_can_tell():
     heat[5, 5], heat[10, 20] = 0.28, 0.2
     assert candidate_peaks(heat, settings, True) == []
     assert candidate_peaks(heat, settings, False) == []
+
+
+def test_a_highest_peak_over_a_depth_hole_is_kept_unchecked_when_asked(depth):
+    """A dark cube returns no depth on its own pixels (the ball decoy is measured as usual):
+    with ``no_return_share`` the highest peak there is kept, unchecked, instead of the
+    decoy; off, and on a frame where the cube is measured, nothing changes."""
+    ideal = DepthRenderer(make_scene([BOX, BALL], [T_CUBE, T_BALL], plane=True), CAMERA)
+    ids = ideal.render_ideal().object_id
+    dark = np.where(ids == 0, 0.0, depth).astype(depth.dtype)
+    det, frame, at_ball, near = _decoy_and_part(dark)
+    candidates = [_cand(near, 0.8), _cand(at_ball, 0.7)]
+    off, _ = verified_candidate(det, candidates, frame)
+    assert off.confidence == 0.7  # the decoy: the dark cube's pose confirms nothing
+    det.info.settings = DetectorSettings(no_return_share=0.8)
+    chosen, checks = verified_candidate(det, candidates, frame)
+    assert chosen.confidence == 0.8 and chosen.depth_agreement == 0.0
+    assert np.array_equal(chosen.T_cam_part, near) and len(checks) == 2
+    # the highest peak at the measured decoy: not over a hole, the rule keeps out
+    chosen, _ = verified_candidate(det, [_cand(at_ball, 0.8), _cand(near, 0.7)], frame)
+    assert chosen.confidence == 0.8 and chosen.depth_agreement > 0
+    # the cube measured: confirmed as before, the rule never asked
+    chosen, _ = verified_candidate(det, candidates, replace(frame, depth_m=depth))
+    assert chosen.confidence == 0.8 and chosen.depth_agreement > 0.8
+
+
+def test_unmeasured_share_counts_the_facing_points_over_no_return(depth):
+    from sim2real.detect.verify import unmeasured_share
+
+    assert unmeasured_share(SURFACE, T_CUBE, depth, CAMERA.K) == 0.0
+    assert unmeasured_share(SURFACE, T_CUBE, np.zeros_like(depth), CAMERA.K) == 1.0
+    off_image = T_CUBE.copy()
+    off_image[0, 3] += 5.0  # far to the side: off the image counts as measured
+    assert unmeasured_share(SURFACE, off_image, np.zeros_like(depth), CAMERA.K) == 0.0

@@ -208,7 +208,9 @@ def verified_candidate(
     of a frame's time, RESULTS.md); otherwise the rest are checked together, as all were.
 
     A candidate whose keypoints gave no pose is checked from ``Detector.start_rotations`` and
-    needs ``rotation_agreement`` besides ``min_agreement`` (none checked when that is null)."""
+    needs ``rotation_agreement`` besides ``min_agreement`` (none checked when that is null).
+    With ``no_return_share`` set, the highest candidate over a hole in the depth is kept
+    unchecked (``_over_a_hole``: a part that returns no depth)."""
     from sim2real.core.pose import poses_at
     from sim2real.detect.verify import check_poses
 
@@ -239,6 +241,8 @@ def verified_candidate(
         best = max(passed, key=lambda k: checks[k].confirmed, default=None)  # equals: the first
         if best is not None and accept is not None and checks[best].agreement >= accept:
             break
+    if checked and _over_a_hole(detector, checked[0], frame, checks, best):
+        return replace(checked[0], depth_agreement=0.0), checks
     if best is None:
         return None, checks
     T = checks[best].T_cam_part
@@ -248,6 +252,27 @@ def verified_candidate(
     moved = replace(checked[best], position_m=position, centre_px=centre_px, T_cam_part=T,
                     depth_agreement=checks[best].agreement)  # fmt: skip
     return moved, checks
+
+
+def _over_a_hole(detector, top: Detection, frame: NetFrame, checks: list, best) -> bool:
+    """Whether the highest peak is taken as a part that returns no depth: no checked candidate
+    reached ``accept_agreement``, and at the peak's pose (its keypoints', else the first of
+    ``start_rotations`` at its position) at least ``no_return_share`` of the part's
+    camera-facing points fall where the depth has no return."""
+    from sim2real.core.pose import poses_at
+    from sim2real.detect.verify import unmeasured_share
+
+    settings = detector.info.settings
+    share, accept = settings.no_return_share, settings.accept_agreement
+    if share is None or top.position_m is None:
+        return False
+    if best is not None and accept is not None and checks[best].agreement >= accept:
+        return False
+    T = top.T_cam_part
+    if T is None:
+        first = detector.start_rotations[:1]
+        T = poses_at(top.position_m, detector.geometry.centre_part_m, first)[0]
+    return unmeasured_share(detector.surface_part_m, T, frame.depth_m, frame.K) >= share
 
 
 def _pose_from_keypoints(detector, kp_px, K, position_m, refine=True) -> np.ndarray | None:

@@ -82,6 +82,15 @@ class DetectorSettings(StrictModel):
         "rotations at its position and counts only with this share of its points confirmed "
         "(more starts fit other objects by chance more often); null: not checked",
     )
+    no_return_share: float | None = Field(
+        None,
+        gt=0,
+        le=1,
+        description="when no checked candidate reaches accept_agreement and the highest peak's "
+        "part would lie where the depth has no return for at least this share of its "
+        "camera-facing points, that peak is kept unchecked: a part that returns no depth "
+        "(dark, IR-absorbing, mirror-like); null: off",
+    )
 
 
 class DetectorFile(StrictModel):

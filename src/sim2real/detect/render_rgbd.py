@@ -149,6 +149,7 @@ class SampleRenderer:
         ideal = geometry.depth_m
         rgb = self._colour(renderer, frame, poses, geometry, image_rng)
         t3 = time.perf_counter()
+        depth = self._no_returns(depth, geometry.object_id, frame, index)
         T_cam_part = poses[PART_ID]
         mask = geometry.object_id == PART_ID
         mask_full = self._silhouette(T_cam_part, frame.camera) | mask
@@ -165,6 +166,19 @@ class SampleRenderer:
                       centre_cam_m=centre, centre_px=centre_px,
                       visible_fraction=float(mask.sum() / full) if full else 0.0,
                       timings_ms=timings)  # fmt: skip
+
+    def _no_returns(self, depth, object_id, frame: FrameDraw, index: int) -> np.ndarray:
+        """``depth`` with no return on the pixels of the part and of each distractor drawn
+        dark (chance ``cfg.depth.no_return_share`` each): a dark, IR-absorbing or mirror-like
+        material. The draws have their own stream, one per surface, so the same frame without
+        the part (``part_absent``) keeps its distractors' and no other draw moves."""
+        share = self.cfg.depth.no_return_share
+        if share <= 0:
+            return depth
+        draws = np.random.default_rng([self.seed, 2, int(index)]).random(len(frame.surfaces))
+        dark = [i for i, s in enumerate(frame.surfaces)
+                if s.role in ("part", "distractor") and draws[i] < share]  # fmt: skip
+        return np.where(np.isin(object_id, dark), 0.0, depth).astype(depth.dtype) if dark else depth
 
     def _depth(self, renderer, rng):
         """(sensor depth, the ideal frame the colour image is shaded from). One cast when the

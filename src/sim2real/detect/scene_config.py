@@ -172,6 +172,13 @@ class DepthTerm(StrictModel):
     emitter_shadow: bool = Field(
         True, description="the profile's emitter shadow (a second cast per frame when on)"
     )
+    no_return_share: float = Field(
+        0.0,
+        ge=0,
+        le=1,
+        description="chance that the part, and each distractor, returns no depth at all (a dark, "
+        "IR-absorbing or mirror-like material)",
+    )
 
 
 class SceneConfig(StrictModel):

@@ -92,6 +92,18 @@ def depth_agreement(
     return int(np.sum((z_obs > 0) & (np.abs(z_obs - p[:, 2]) <= tol))), len(p)
 
 
+def unmeasured_share(surface: np.ndarray, T: np.ndarray, depth_m: np.ndarray, K) -> float:
+    """Share of the camera-facing surface points at pose T whose pixel has no depth (off the
+    image counts as measured: a pose there is not over a hole)."""
+    p = _facing(surface, T)
+    if not len(p):
+        return 0.0
+    h, w = depth_m.shape
+    u, v = np.rint(project(p, K)).astype(np.intp).T
+    inside = (p[:, 2] > 0) & (u >= 0) & (u < w) & (v >= 0) & (v < h)
+    return float(np.sum(depth_m[v[inside], u[inside]] <= 0)) / len(p)
+
+
 def _frame_points(depth_m: np.ndarray, K: np.ndarray, centre: np.ndarray, radius: float):
     """(N, 3) back-projected pixels within ``radius`` of ``centre`` (searched in its image box)."""
     h, w = depth_m.shape
