@@ -13,6 +13,7 @@ from pydantic import Field, ValidationError
 
 from sim2real.core.errors import InputError
 from sim2real.core.strict import StrictModel
+from sim2real.core.yaml_io import load_yaml_text
 from sim2real.learn.ppo import NetConfig, PPOConfig
 from sim2real.learn.reality_sets import env_slug
 
@@ -85,7 +86,7 @@ class TrainConfig(StrictModel):
 def load_train_config(path: str | Path) -> TrainConfig:
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text()) or {}
+        data = load_yaml_text(path.read_text()) or {}
     except (OSError, yaml.YAMLError) as exc:
         raise InputError(path, None, f"cannot read training settings ({exc})") from exc
     try:
