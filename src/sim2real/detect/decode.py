@@ -226,6 +226,7 @@ def verified_candidate(
     accept, rotations = settings.accept_agreement, settings.rotation_agreement
     rotation_bar = max(settings.min_agreement, rotations or 0.0)
     best = None  # the most confirmed candidate so far passing its bar (its index)
+    accepted = False  # that candidate reached accept_agreement
     for batch in (list(islice(candidates, n)) for n in (settings.check_first, None)):
         if not batch:
             break
@@ -239,9 +240,10 @@ def verified_candidate(
         checked += batch
         passed = [k for k, ch in enumerate(checks) if ch is not None and ch.agreement >= bars[k]]
         best = max(passed, key=lambda k: checks[k].confirmed, default=None)  # equals: the first
-        if best is not None and accept is not None and checks[best].agreement >= accept:
+        accepted = best is not None and accept is not None and checks[best].agreement >= accept
+        if accepted:
             break
-    if checked and _over_a_hole(detector, checked[0], frame, checks, best):
+    if not accepted and checked and _over_a_hole(detector, checked[0], frame):
         return replace(checked[0], depth_agreement=0.0), checks
     if best is None:
         return None, checks
@@ -254,19 +256,16 @@ def verified_candidate(
     return moved, checks
 
 
-def _over_a_hole(detector, top: Detection, frame: NetFrame, checks: list, best) -> bool:
-    """Whether the highest peak is taken as a part that returns no depth: no checked candidate
-    reached ``accept_agreement``, and at the peak's pose (its keypoints', else the first of
-    ``start_rotations`` at its position) at least ``no_return_share`` of the part's
-    camera-facing points fall where the depth has no return."""
+def _over_a_hole(detector, top: Detection, frame: NetFrame) -> bool:
+    """Whether the highest peak (none of the checked candidates having reached
+    ``accept_agreement``) is taken as a part that returns no depth: at its pose (its
+    keypoints', else the first of ``start_rotations`` at its position) at least
+    ``no_return_share`` of the part's camera-facing points fall where the depth has no return."""
     from sim2real.core.pose import poses_at
     from sim2real.detect.verify import unmeasured_share
 
-    settings = detector.info.settings
-    share, accept = settings.no_return_share, settings.accept_agreement
+    share = detector.info.settings.no_return_share
     if share is None or top.position_m is None:
-        return False
-    if best is not None and accept is not None and checks[best].agreement >= accept:
         return False
     T = top.T_cam_part
     if T is None:

@@ -68,10 +68,13 @@ def _facing(surface: np.ndarray, T: np.ndarray) -> np.ndarray:
     return p[np.einsum("ij,ij->i", p, n) < 0]
 
 
-def _observed(points: np.ndarray, depth_m: np.ndarray, K: np.ndarray) -> np.ndarray:
-    """(M,) the measured depth at each camera-frame point's pixel (0: none or outside)."""
+def _observed(
+    points: np.ndarray, depth_m: np.ndarray, K: np.ndarray, off_image: float = 0.0
+) -> np.ndarray:
+    """(M,) the measured depth at each camera-frame point's pixel (0: none), ``off_image``
+    for a point outside the image or behind the camera."""
     h, w = depth_m.shape
-    out = np.zeros(len(points))
+    out = np.full(len(points), off_image)
     front = np.flatnonzero(points[:, 2] > 0)
     u, v = np.rint(project(points[front], K)).astype(np.intp).T
     inside = (u >= 0) & (u < w) & (v >= 0) & (v < h)
@@ -98,10 +101,7 @@ def unmeasured_share(surface: np.ndarray, T: np.ndarray, depth_m: np.ndarray, K)
     p = _facing(surface, T)
     if not len(p):
         return 0.0
-    h, w = depth_m.shape
-    u, v = np.rint(project(p, K)).astype(np.intp).T
-    inside = (p[:, 2] > 0) & (u >= 0) & (u < w) & (v >= 0) & (v < h)
-    return float(np.sum(depth_m[v[inside], u[inside]] <= 0)) / len(p)
+    return float(np.mean(_observed(p, depth_m, K, off_image=np.inf) <= 0))
 
 
 def _frame_points(depth_m: np.ndarray, K: np.ndarray, centre: np.ndarray, radius: float):
