@@ -118,6 +118,10 @@ def test_a_folder_of_another_config_is_refused(part_file, tmp_path):
     with pytest.raises(InputError, match="another config"):
         generate_dataset(part_file, out, 1, seed=0, config=other)
     assert _files(out) == before
+    (out / "config.yaml").write_text("seed: 0\nseed: 1\n")  # a damaged config: named
+    with pytest.raises(InputError, match="given twice") as err:
+        generate_dataset(part_file, out, 1, seed=0, config=SMALL)
+    assert str(out / "config.yaml") in str(err.value)
 
 
 def test_bad_input_is_one_line_and_writes_nothing(part_file, tmp_path):

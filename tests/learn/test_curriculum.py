@@ -96,3 +96,20 @@ def test_cli_names_the_settings_file_and_the_stage(tmp_path):
     proc = run_cli("policy", "train", ENV, "--settings", settings, "--out", tmp_path / "run")
     assert_one_line_error(proc, str(settings), "stages[0].training_env.init_goal_shar", "unknown")
     assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize(
+    ("plan", "why"),
+    [
+        ("- until_env_steps: 256\n  until_env_steps: 512\n", "given twice"),
+        ("[]\n", "non-empty list of stages"),
+        ("- {until_env_steps: 256}\n", "a stage needs dr, env_config, until_env_steps"),
+    ],
+)
+def test_a_damaged_plan_is_refused_on_resume_naming_the_file(tmp_path, plan, why):
+    run = tmp_path / "run"
+    train(run, ENV, train_config=_config(2, [{"until_env_steps": BATCH}]), quiet=True)
+    (run / PLAN_FILE).write_text(plan)
+    with pytest.raises(InputError, match=why) as err:
+        train(run, ENV, train_config=_config(3), resume=True, quiet=True)
+    assert str(run / PLAN_FILE) in str(err.value)

@@ -21,6 +21,7 @@ import yaml
 
 from sim2real.core.atomic import check_writable, write_text_atomic
 from sim2real.core.errors import InputError
+from sim2real.core.yaml_io import read_yaml_mapping
 from sim2real.detect.bop_writer import frame_done, write_labels
 from sim2real.detect.scene_config import SceneConfig, load_scene_config
 
@@ -70,7 +71,7 @@ def _check_same_dataset(out: Path, resolved: dict) -> None:
         raise InputError(
             out, "--out", "exists and holds no dataset (no config.yaml): choose another"
         )
-    old = yaml.safe_load(path.read_text()) or {}
+    old = read_yaml_mapping(path, "dataset config")
     for key in ("model_sha256", "seed", "scene"):
         if old.get(key) != resolved[key]:
             what = {"model_sha256": "another part", "seed": "another seed"}.get(

@@ -27,6 +27,7 @@ import yaml
 
 from sim2real.core.atomic import write_text_atomic
 from sim2real.core.errors import InputError
+from sim2real.core.yaml_io import read_yaml
 from sim2real.learn.run_folder import TRAIN_STATE_FILE, TrainResult, load_train_state
 from sim2real.learn.train_config import TrainConfig, merge_env_config
 
@@ -99,6 +100,19 @@ def plan_stages(
     return plan
 
 
+def _read_plan(path: Path) -> list[dict[str, Any]]:
+    """A run's stored plan (what :func:`plan_stages` wrote); InputError naming the file when
+    it is not a list of stages with ``until_env_steps``, ``dr`` and ``env_config``."""
+    plan = read_yaml(path, "curriculum plan")
+    keys = {"until_env_steps", "dr", "env_config"}
+    if not isinstance(plan, list) or not plan:
+        raise InputError(path, None, "expected a non-empty list of stages")
+    for k, st in enumerate(plan):
+        if not isinstance(st, dict) or not keys <= st.keys():
+            raise InputError(path, f"[{k}]", f"a stage needs {', '.join(sorted(keys))}")
+    return plan
+
+
 def _check_layouts(plan: list[dict], env_id: str, cfg: TrainConfig, make_env) -> None:
     """Every stage's environment builds and observes what the settings' own does (a stage
     cannot change the policy's inputs), checked before the first stage trains."""
@@ -147,7 +161,7 @@ def train_curriculum(
     if resume:
         state = load_train_state(run_dir, env_id)
         cfg = TrainConfig(**state["train_config"])
-        plan = yaml.safe_load((run_dir / PLAN_FILE).read_text())
+        plan = _read_plan(run_dir / PLAN_FILE)
         if train_config is not None:
             plan[-1]["until_env_steps"] = train_config.total_env_steps
         done = int(state["env_steps"])
