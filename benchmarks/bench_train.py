@@ -2,7 +2,7 @@
 the same batch with random actions, in one run.
 
 python benchmarks/bench_train.py [--env sim2real/PendulumSwingup-v0] [--iterations 10]
-    [--repeat 3] [--torch-threads 1 2] [--overlap]
+    [--repeat 3] [--torch-threads 1 2]
 
 (a) bare: ``env.step`` with uniform random actions, ``num_envs`` x ``steps_per_env`` steps (one
 PPO rollout's worth), from the environment's default training settings; and the same batch's
@@ -13,9 +13,7 @@ PPO rollout's worth), from the environment's default training settings; and the 
 (a) runs before and after the training runs (medians over ``--repeat`` rollouts each), so a
 change of load on the shared machine shows up as a spread between the two. With several
 ``--torch-threads`` the trainings alternate, ``--repeat`` times each (medians of their
-iterations), the first count the baseline of the others. ``--overlap`` adds, for each thread
-count, the training with the update beside the collection of the next rollout
-(``overlap_update``: two cores at once, sim2real.learn.ppo_overlap), alternating too.
+iterations), the first count the baseline of the others.
 """
 
 from __future__ import annotations
@@ -71,28 +69,22 @@ def main() -> None:
         "--torch-threads", type=int, nargs="+", default=None,
         help="torch threads of the training (default: the settings'); several: compared",
     )  # fmt: skip
-    parser.add_argument(
-        "--overlap", action="store_true",
-        help="also train with the update beside the collection (overlap_update)",
-    )  # fmt: skip
     args = parser.parse_args()
     cfg = default_train_config(args.env)
     batch = cfg.num_envs * cfg.steps_per_env
     cfg = cfg.model_copy(update={"total_env_steps": batch * args.iterations})
     counts = args.torch_threads or [cfg.torch_threads]
-    variants = [(n, o) for o in ((False, True) if args.overlap else (False,)) for n in counts]
     before = bare_rate(args.env, cfg.num_envs, cfg.steps_per_env, args.repeat)
-    rows: dict[tuple[int, bool], list[dict]] = {v: [] for v in variants}
-    for _ in range(args.repeat if len(variants) > 1 else 1):
-        for n, overlap in variants:
-            run_cfg = cfg.model_copy(update={"torch_threads": n, "overlap_update": overlap})
-            rows[n, overlap] += timed_iterations(args.env, run_cfg)
+    rows: dict[int, list[dict]] = {n: [] for n in counts}
+    for _ in range(args.repeat if len(counts) > 1 else 1):
+        for n in counts:
+            rows[n] += timed_iterations(args.env, cfg.model_copy(update={"torch_threads": n}))
     after = bare_rate(args.env, cfg.num_envs, cfg.steps_per_env, args.repeat)
     bare = statistics.median([before[0], after[0]])
     rollout = statistics.median([before[1], after[1]])
     print(
         f"{args.env}: {cfg.num_envs} envs x {cfg.steps_per_env} steps per iteration, "
-        f"{len(rows[variants[0]])} iterations timed per variant"
+        f"{len(rows[counts[0]])} iterations timed per thread count"
     )
     print(
         "| stage | torch threads | env steps/s | vs bare env.step | vs bare mujoco.rollout | "
@@ -107,17 +99,16 @@ def main() -> None:
         f"| (a) bare env.step, random actions | | {bare:,.0f} "
         f"(before {before[0]:,.0f}, after {after[0]:,.0f}) | 1.00 | {bare / rollout:.2f} | |"
     )
-    for n, overlap in variants:
-        collect = statistics.median(batch / r["collect_s"] for r in rows[n, overlap])
-        whole = statistics.median(r["steps_per_s"] for r in rows[n, overlap])
-        learn_s = statistics.median(r["learn_s"] for r in rows[n, overlap])
-        how = "update beside the collection" if overlap else "collection + update"
+    for n in counts:
+        collect = statistics.median(batch / r["collect_s"] for r in rows[n])
+        whole = statistics.median(r["steps_per_s"] for r in rows[n])
+        learn_s = statistics.median(r["learn_s"] for r in rows[n])
         print(
             f"| (b) PPO rollout collection | {n} | {collect:,.0f} | {collect / bare:.2f} | "
             f"{collect / rollout:.2f} | |"
         )
         print(
-            f"| (c) PPO training ({how}) | {n} | {whole:,.0f} | {whole / bare:.2f} | "
+            f"| (c) PPO training (collection + update) | {n} | {whole:,.0f} | {whole / bare:.2f} | "
             f"{whole / rollout:.2f} | {learn_s:.3f} |"
         )
 

@@ -16,19 +16,6 @@ ENV = "sim2real/PendulumSwingup-v0"
 pytestmark = pytest.mark.slow
 
 
-def _train_with_the_update_beside_the_collection(run, settings) -> None:
-    proc = run_cli("policy", "train", ENV, "--settings", settings, "--steps", 512,
-                   "--overlap-update", "--out", run, "--quiet")  # fmt: skip
-    assert proc.returncode == 0, proc.stderr
-    assert yaml.safe_load((run / "config.yaml").read_text())["train"]["overlap_update"] is True
-    assert len((run / "metrics.csv").read_text().splitlines()) == 1 + 2
-    proc = run_cli("policy", "train", ENV, "--steps", 768, "--resume", "--out", run, "--quiet")
-    assert proc.returncode == 0, proc.stderr
-    assert len((run / "metrics.csv").read_text().splitlines()) == 1 + 3
-    proc = run_cli("policy", "train", ENV, "--resume", "--sequential-update", "--out", run)
-    assert_one_line_error(proc, "--resume", "--overlap-update")
-
-
 def test_train_resume_eval_export_distill(tmp_path, figure_log):
     settings = tmp_path / "small.yaml"
     settings.write_text(yaml.safe_dump({"num_envs": 8, "steps_per_env": 32, "checkpoint_every": 1}))
@@ -47,8 +34,6 @@ def test_train_resume_eval_export_distill(tmp_path, figure_log):
     # the run's own thread count, recorded, is what resumes it exactly: no other one is taken
     proc = run_cli("policy", "train", ENV, "--resume", "--torch-threads", 1, "--out", run)
     assert_one_line_error(proc, "--resume", "--torch-threads")
-
-    _train_with_the_update_beside_the_collection(tmp_path / "overlapped", settings)
 
     report = tmp_path / "eval"
     proc = run_cli("policy", "eval", run, "--env", ENV, "--reality", "motor-lag",

@@ -25,14 +25,9 @@ from sim2real.learn.train import (
 
 
 def _config(
-    iterations: int,
-    noise_correlation_s: float = 0.0,
-    sde: bool = False,
-    schedule: str = "adaptive",
-    overlap: bool = False,
+    iterations: int, noise_correlation_s: float = 0.0, sde: bool = False, schedule: str = "adaptive"
 ) -> TrainConfig:
     return TrainConfig(
-        overlap_update=overlap,
         total_env_steps=8 * 16 * iterations,
         num_envs=8,
         steps_per_env=16,
@@ -82,18 +77,14 @@ def _curve(run) -> np.ndarray:
         "killed-correlated-noise",
         "killed-state-dependent-noise",
         "killed-linear-schedule",
-        "killed-overlap",
-        "extended-overlap",
     ],
 )
 def test_resume_continues_exactly(tmp_path, how):
     noise_s = 0.2 if how.endswith("correlated-noise") else 0.0  # the noise state is saved too
     sde = how.endswith("state-dependent-noise")
     schedule = "linear" if how.endswith("linear-schedule") else "adaptive"
-    # with the update beside the collection the pending rollout is state too
-    overlap = how.endswith("overlap")
     straight = tmp_path / "straight"
-    config = _config(4, noise_s, sde, schedule, overlap)
+    config = _config(4, noise_s, sde, schedule)
     train(straight, TOY_ENV_ID, train_config=config, make_env=make_toy_vec, quiet=True)
 
     resumed = tmp_path / "resumed"
@@ -105,19 +96,17 @@ def test_resume_continues_exactly(tmp_path, how):
                 resumed,
                 TOY_ENV_ID,
                 train_config=config,
-                # with overlap every iteration collects the next rollout (the first, two)
-                make_env=_killed_after(72 if overlap else 56),
+                make_env=_killed_after(56),
                 quiet=True,
             )
         assert len(read_metrics(resumed)) == 3
         train(resumed, TOY_ENV_ID, resume=True, make_env=make_toy_vec, quiet=True)
     else:
-        first = _config(2, overlap=overlap)
-        train(resumed, TOY_ENV_ID, train_config=first, make_env=make_toy_vec, quiet=True)
+        train(resumed, TOY_ENV_ID, train_config=_config(2), make_env=make_toy_vec, quiet=True)
         train(
             resumed,
             TOY_ENV_ID,
-            train_config=_config(4, overlap=overlap),
+            train_config=_config(4),
             resume=True,
             make_env=make_toy_vec,
             quiet=True,

@@ -88,14 +88,6 @@ def train_cmd(
             "cores: 2 cut the update by a third here; --seeds runs cores / N side by side.",
         ),
     ] = None,
-    overlap_update: Annotated[
-        bool | None,
-        typer.Option(
-            "--overlap-update/--sequential-update",
-            help="Learn from each rollout while the next is collected, by the policy one "
-            "update behind (two cores a training: 1.5x steps/s here); the settings': off.",
-        ),
-    ] = None,
     seeds: Annotated[
         str | None,
         typer.Option(
@@ -143,7 +135,7 @@ def train_cmd(
 
     ignored = {
         "--settings": settings, "--seed": seed, "--teacher": teacher or None,
-        "--torch-threads": torch_threads, "--overlap-update/--sequential-update": overlap_update,
+        "--torch-threads": torch_threads,
     }  # fmt: skip
     ignored = [flag for flag, value in ignored.items() if value is not None]
     if resume and ignored:  # the run keeps its own: say so rather than drop them
@@ -151,9 +143,7 @@ def train_cmd(
         raise InputError("--resume", None, why + " (--steps extends, --dr / --env-config stage)")
     check_writable(out, "--out", folder=True)
     cfg = load_train_config(settings) if settings else default_train_config(env)
-    given = _given(
-        total_env_steps=steps, seed=seed, torch_threads=torch_threads, overlap_update=overlap_update
-    )
+    given = _given(total_env_steps=steps, seed=seed, torch_threads=torch_threads)
     cfg = cfg.model_copy(update=given)
     fields = _yaml_mapping(env_config, "environment config")
     check_env_builds(env, fields, env_config or "--env-config", _dr_arg(dr))

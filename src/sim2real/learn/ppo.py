@@ -217,18 +217,6 @@ class RolloutStorage:
             self.advantages[t] = adv
         self.returns = self.advantages + self.values
 
-    _FIELDS = ("actor_obs", "critic_obs", "actions", "log_probs", "mu", "sigma", "values",
-               "rewards", "dones", "returns", "advantages")  # fmt: skip
-
-    def state_dict(self) -> dict[str, torch.Tensor]:
-        return {n: getattr(self, n).clone() for n in self._FIELDS}
-
-    def load_state_dict(self, state: dict[str, torch.Tensor]) -> None:
-        for n in self._FIELDS:
-            if state[n].shape != getattr(self, n).shape:
-                raise ValueError(f"rollout field {n}: shape {tuple(state[n].shape)}")
-            setattr(self, n, state[n].clone())
-
     def flat(self) -> dict[str, torch.Tensor]:
         names = ("actor_obs", "critic_obs", "actions", "log_probs", "mu", "sigma", "values")
         out = {n: getattr(self, n).flatten(0, 1) for n in names}
@@ -236,13 +224,6 @@ class RolloutStorage:
         adv = self.advantages.flatten(0, 1)
         out["advantages"] = (adv - adv.mean()) / (adv.std() + 1e-8)
         return out
-
-
-def update_normalizers(model: ActorCritic, storage: RolloutStorage) -> None:
-    """Merge a rollout's observations into the actor's and the critic's normalizers (after
-    the update that learned from it)."""
-    model.actor.normalizer.update(storage.actor_obs.flatten(0, 1))
-    model.critic.normalizer.update(storage.critic_obs.flatten(0, 1))
 
 
 class PPO:

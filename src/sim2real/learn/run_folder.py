@@ -147,22 +147,21 @@ def metrics_row(
     episodes: deque,
     losses: dict[str, float],
     storage: Any,
-    seconds: tuple[float, float, float],
+    t0: float,
+    t1: float,
+    t2: float,
 ) -> dict[str, float]:
     """One iteration's row of the training curve (its ``wall_s`` filled by the caller);
-    ``episodes``: (return, success) of the last finished episodes; ``seconds``: of the
-    collection, of the update and of the whole iteration (less than the two added when the
-    update runs beside the collection)."""
-    collect_s, learn_s, iteration_s = seconds
+    ``episodes``: (return, success) of the last finished episodes."""
     arr = np.array(episodes, dtype=float).reshape(-1, 2)
     action_std = storage.sigma.mean().item()  # of the rollout (state-dependent with gSDE)
     return {
         "iteration": iteration,
         "env_steps": env_steps,
         "wall_s": 0.0,
-        "steps_per_s": (env_steps / iteration) / max(iteration_s, 1e-9),
-        "collect_s": collect_s,
-        "learn_s": learn_s,
+        "steps_per_s": (env_steps / iteration) / max(t2 - t0, 1e-9),
+        "collect_s": t1 - t0,
+        "learn_s": t2 - t1,
         "mean_return": float(arr[:, 0].mean()) if len(arr) else math.nan,
         "success_rate": float(arr[:, 1].mean()) if len(arr) else math.nan,
         "episodes": len(arr),

@@ -24,15 +24,12 @@ from concurrent.futures import ProcessPoolExecutor, wait
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sim2real.core.atomic import write_text_atomic
 from sim2real.core.errors import InputError
 from sim2real.core.stop_request import StoppedError, follow_parent_stop, stop_requested
 from sim2real.learn.validation_score import mean_over, score_key
-
-if TYPE_CHECKING:
-    from sim2real.learn.train_config import TrainConfig
 
 SEEDS_FILE = "seeds.json"
 BEST_LINK = "best"
@@ -153,11 +150,9 @@ def _call(job: Callable[[], Any]) -> Any:
     return job()
 
 
-def default_workers(cfg: TrainConfig) -> int:
-    """Trainings that fit the cores side by side (each runs ``torch_threads`` threads, and
-    one more with ``overlap_update``)."""
-    threads = cfg.torch_threads + int(cfg.overlap_update)
-    return max(1, (os.cpu_count() or 1) // max(1, threads))
+def default_workers(torch_threads: int) -> int:
+    """Trainings that fit the cores side by side (each runs ``torch_threads`` threads)."""
+    return max(1, (os.cpu_count() or 1) // max(1, torch_threads))
 
 
 def train_one_seed(
@@ -228,7 +223,7 @@ def train_seeds(
             raise InputError(out, None, why + " without --resume")
     out.mkdir(parents=True, exist_ok=True)
     cfg = train_kw["train_config"]
-    run_jobs = run_jobs or local_runner(default_workers(cfg))
+    run_jobs = run_jobs or local_runner(default_workers(cfg.torch_threads))
     jobs = [
         partial(train_one_seed, seed_dir(out, s), env_id, s, train_kw, new_conditions, own_totals)
         for s in seeds

@@ -19,7 +19,6 @@ import random
 import time
 from collections import deque
 from collections.abc import Callable
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -30,8 +29,7 @@ from sim2real.core.errors import InputError
 from sim2real.core.stop_request import StoppedError, ctrl_c_requests_stop, stop_requested
 from sim2real.learn.learners.normalize import ReturnScale
 from sim2real.learn.policy import PolicyMeta, save_policy
-from sim2real.learn.ppo import PPO, ActorCritic, RolloutStorage, update_normalizers
-from sim2real.learn.ppo_overlap import OverlappedIterations
+from sim2real.learn.ppo import PPO, ActorCritic, RolloutStorage
 from sim2real.learn.ppo_rollout import ExplorationNoise, collect
 from sim2real.learn.reality_sets import env_slug
 from sim2real.learn.run_folder import (
@@ -207,12 +205,6 @@ def _train_stage(
     reward_names = tuple(getattr(env, "reward_names", ()))
     rows: list[dict[str, float]] = []
     iteration, env_steps, wall_before = 0, 0, 0.0
-    new_storage = partial(RolloutStorage, cfg.steps_per_env, cfg.num_envs, actor_dim, critic_dim)
-    storage = new_storage(env.action_dim)
-    overlapped = None
-    if cfg.overlap_update:
-        storages = (storage, new_storage(env.action_dim))
-        overlapped = OverlappedIterations(model, ppo, storages, cfg.seed, cfg.torch_threads)
     if state is None:
         np.random.seed(cfg.seed)
         random.seed(cfg.seed)
@@ -243,8 +235,6 @@ def _train_stage(
             episode_terms.extend(state.get("episode_terms", []))  # not saved before: logs only
         if watch is not None:
             watch.load_state(state.get("validation"))
-        if overlapped is not None:
-            overlapped.load_state(state.get("overlap"))
         rows = list(state["metrics"])
         iteration, env_steps, wall_before = state["iteration"], state["env_steps"], state["wall_s"]
     write_config(run_dir, env_id, dr, env_config, roles, cfg.model_dump(), stages)
@@ -253,6 +243,7 @@ def _train_stage(
     from torch.utils.tensorboard import SummaryWriter
 
     writer = SummaryWriter(str(run_dir / "tb"), purge_step=iteration + 1 if resume else None)
+    storage = RolloutStorage(cfg.steps_per_env, cfg.num_envs, actor_dim, critic_dim, env.action_dim)
     batch = cfg.num_envs * cfg.steps_per_env
     start = time.perf_counter()
 
@@ -291,16 +282,10 @@ def _train_stage(
             "stages": stages,
             "metrics": rows,
             "validation": None if watch is None else watch.state(),
-            "overlap": None if overlapped is None else overlapped.state(),
             "iteration": iteration,
             "env_steps": env_steps,
             "wall_s": wall_before + time.perf_counter() - start,
         }
-
-    def collect_with(policy: ActorCritic, into: RolloutStorage) -> None:
-        nonlocal obs
-        obs = collect(env, policy, into, obs, roles, generator, noise, reward_scale, cfg.ppo,
-                      episodes, episode_terms)  # fmt: skip
 
     try:
         with progress_bar(quiet) as progress, ctrl_c_requests_stop():
@@ -313,21 +298,27 @@ def _train_stage(
             )
             while iteration < cfg.iterations:
                 t0 = time.perf_counter()
-                if overlapped is None:
-                    collect_with(model, storage)
-                    t1 = time.perf_counter()
-                    losses = ppo.update(storage, generator, progress=iteration / cfg.iterations)
-                    update_normalizers(model, storage)
-                    collected, collect_s, learn_s = storage, t1 - t0, time.perf_counter() - t1
-                else:
-                    losses, collected, collect_s, learn_s = overlapped.iteration(
-                        collect_with, progress=iteration / cfg.iterations
-                    )
+                obs = collect(
+                    env,
+                    model,
+                    storage,
+                    obs,
+                    roles,
+                    generator,
+                    noise,
+                    reward_scale,
+                    cfg.ppo,
+                    episodes,
+                    episode_terms,
+                )
+                t1 = time.perf_counter()
+                losses = ppo.update(storage, generator, progress=iteration / cfg.iterations)
+                model.actor.normalizer.update(storage.actor_obs.flatten(0, 1))
+                model.critic.normalizer.update(storage.critic_obs.flatten(0, 1))
                 t2 = time.perf_counter()
                 iteration += 1
                 env_steps += batch
-                row = metrics_row(iteration, env_steps, episodes, losses, collected,
-                                  (collect_s, learn_s, t2 - t0))  # fmt: skip
+                row = metrics_row(iteration, env_steps, episodes, losses, storage, t0, t1, t2)
                 row["wall_s"] = wall_before + t2 - start
                 rows.append(row)
                 write_metrics(run_dir, rows)

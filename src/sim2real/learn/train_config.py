@@ -43,13 +43,6 @@ class TrainConfig(StrictModel):
     checkpoint_every: int = Field(20, ge=1, description="iterations between checkpoints")
     episode_window: int = Field(200, ge=1, description="finished episodes the curve averages")
     torch_threads: int = Field(1, ge=1, description="torch CPU threads (small networks: 1)")
-    overlap_update: bool = Field(
-        False,
-        description="learn from each rollout while the next is collected (two cores: the "
-        "update beside MuJoCo), each rollout collected by the policy of one update before "
-        "(sim2real.learn.ppo_overlap); a seed sweep then runs one training per torch_threads + 1 "
-        "cores",
-    )
     noise_correlation_s: float = Field(
         0.0,
         ge=0,
