@@ -4,6 +4,7 @@ early check that an output can be written at all."""
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -103,3 +104,11 @@ def test_check_writable_sees_missing_permissions(tmp_path):
             check_writable(locked / "new.txt", "--report")
     finally:
         locked.chmod(0o755)
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc")
+def test_check_writable_tries_a_write_where_permissions_say_yes():
+    # root passes every permission check, but nothing can be created under /proc: the early
+    # check must say so, not the end of the run with a traceback
+    with pytest.raises(InputError, match=r"/proc/out\.png: --out: cannot be written in /proc"):
+        check_writable("/proc/out.png", "--out")

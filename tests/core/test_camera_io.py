@@ -3,6 +3,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -198,6 +199,22 @@ def test_plain_opencv_yaml(tmp_path):
     assert (cam.width, cam.height, cam.depth_scale) == (1280, 720, 0.0001)
 
 
+def test_opencv_yaml_distortion_is_said_to_be_ignored(tmp_path):
+    p = tmp_path / "calib.yaml"
+    p.write_text(
+        "%YAML:1.0\nimage_width: 640\nimage_height: 480\nK: [500, 0, 320, 0, 500, 240, 0, 0, 1]\n"
+        "distortion_coefficients: !!opencv-matrix\n   rows: 1\n   cols: 5\n   dt: d\n"
+        "   data: [0.1, -0.2, 0., 0., 0.]\n"
+    )
+    with pytest.warns(UserWarning, match=r"distortion_coefficients \[0.1, -0.2.* ignored"):
+        cam = load_camera(p)
+    assert (cam.fx, cam.cx) == (500, 320)
+    p.write_text(p.read_text().replace("0.1, -0.2", "0., 0."))  # zeros: nothing to say
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        load_camera(p)
+
+
 def test_opencv_yaml_missing_size_names_field(tmp_path):
     p = tmp_path / "calib.yaml"
     p.write_text("%YAML:1.0\nK: [910.5, 0, 640, 0, 909, 360, 0, 0, 1]\nimage_height: 720\n")
@@ -213,6 +230,7 @@ def test_opencv_yaml_missing_size_names_field(tmp_path):
         ({"width": 0}, "width"),
         ({"height": 0}, "height"),
         ({"cx": None}, "cx"),
+        ({"width": 100_000}, "width"),  # a typo that would allocate 112 GiB of rays
     ],
 )
 def test_simple_json_bad_values_name_the_field(tmp_path, change, field):
@@ -224,6 +242,14 @@ def test_simple_json_bad_values_name_the_field(tmp_path, change, field):
         load_camera(p)
     assert err.value.field == field
     assert f"{p}: {field}:" in str(err.value)
+
+
+def test_principal_point_outside_the_image_is_refused(tmp_path):
+    p = tmp_path / "camera.json"
+    p.write_text(json.dumps({"fx": 500, "fy": 500, "cx": 3210, "cy": 240, "width": 640,
+                             "height": 480}))  # fmt: skip
+    with pytest.raises(InputError, match="cx 3210 lies more than the image's 640 px outside it"):
+        load_camera(p)
 
 
 def test_m3t_negative_focal_names_file_field(tmp_path):

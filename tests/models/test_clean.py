@@ -65,3 +65,11 @@ def test_small_hole_is_filled_large_hole_left_open_and_reported():
     assert len(loops) == 1
     r = np.hypot(*c2.vertices[loops[0], :2].T)
     assert 0.02 < r.mean() < 0.04
+
+
+def test_faces_that_share_no_edge_are_kept_as_open_pieces():
+    v = np.array(
+        [[0, 0, 0], [0.05, 0, 0], [0, 0.05, 0], [0, 0, 0.1], [0.05, 0, 0.1], [0, 0.05, 0.1]]
+    )
+    c = clean_mesh(v, np.array([[0, 1, 2], [3, 4, 5]]), hole_max_perimeter=0.01)
+    assert len(c.faces) == 2 and not c.stats["watertight"]

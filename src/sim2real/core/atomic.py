@@ -58,6 +58,13 @@ def check_writable(target: str | Path, field: str | None = None, *, folder: bool
         raise InputError(target, field, f"cannot be created: {parent} is a file")
     if not os.access(parent, os.W_OK | os.X_OK):
         raise InputError(target, field, f"cannot be written: no write permission in {parent}")
+    try:  # what permissions do not tell: root under /proc, a read-only mount, a full disk
+        fd, probe = tempfile.mkstemp(prefix=".sim2real-write-check.", dir=parent)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        why = exc.strerror or type(exc).__name__
+        raise InputError(target, field, f"cannot be written in {parent}: {why}") from None
     if target.exists() and not folder and not os.access(target, os.W_OK):
         raise InputError(target, field, "cannot be written: the file is read-only")
 

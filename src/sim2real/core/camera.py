@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import numpy as np
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, model_validator
 
 from sim2real.core.strict import StrictModel
+
+MAX_SIDE_PX = 20_000
 
 
 class CameraIntrinsics(StrictModel):
@@ -22,14 +24,27 @@ class CameraIntrinsics(StrictModel):
     cy: float = Field(
         allow_inf_nan=False, description="principal point y [px], pixel centres at integers"
     )
-    width: int = Field(gt=0, description="image width [px]")
-    height: int = Field(gt=0, description="image height [px]")
+    # 20,000 px a side is beyond every depth and colour camera made; a size past it is a typo
+    # that would otherwise allocate its rays (100,000 square: 112 GiB) before any check
+    width: int = Field(gt=0, le=MAX_SIDE_PX, description="image width [px]")
+    height: int = Field(gt=0, le=MAX_SIDE_PX, description="image height [px]")
     depth_scale: float = Field(
         0.001,
         gt=0,
         allow_inf_nan=False,
         description="metres per unit of the sensor's integer depth images",
     )
+
+    @model_validator(mode="after")
+    def _principal_point_near_the_image(self) -> CameraIntrinsics:
+        # the optical axis meets a sensor near its image's centre; a crop of a larger image
+        # may hold it outside, but not a whole image width away: that is a typo (3210 for 321.0)
+        for name, value, size in (("cx", self.cx, self.width), ("cy", self.cy, self.height)):
+            if not -size <= value <= 2 * size:
+                raise ValueError(
+                    f"{name} {value:g} lies more than the image's {size} px outside it"
+                )
+        return self
 
     @property
     def K(self) -> np.ndarray:

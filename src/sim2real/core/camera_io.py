@@ -204,7 +204,28 @@ def _from_yaml(d: dict, path: Path) -> tuple[dict[str, Any], dict[str, str]]:
             names[ours] = theirs
     if "depth_scale" in d:
         values["depth_scale"] = d["depth_scale"]
+    _warn_distortion(d, path)
     return values, names
+
+
+def _warn_distortion(d: dict, path: Path) -> None:
+    """Say so when a file gives lens distortion: the project's cameras are pinholes."""
+    key = next(
+        (k for k in ("distortion_coefficients", "D", "distCoeffs", "dist_coeffs") if k in d), None
+    )
+    coeffs = d.get(key) if key else None
+    if isinstance(coeffs, dict):  # OpenCV / ROS {rows, cols, data}
+        coeffs = coeffs.get("data")
+    try:
+        values = np.asarray(coeffs, dtype=float).ravel()
+    except (TypeError, ValueError):
+        return
+    if values.size and np.any(values != 0):
+        warnings.warn(
+            f"{path}: {key} {values.tolist()} ignored: sim2real's cameras are pinholes; "
+            "give undistorted (rectified) frames",
+            stacklevel=3,
+        )
 
 
 def _pcl_sibling_size(path: Path) -> tuple[int, int] | None:

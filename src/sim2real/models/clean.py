@@ -120,8 +120,9 @@ def orient_outwards(vertices: np.ndarray, faces: np.ndarray):
     pred = pred[:n_f]
     tree_child = np.flatnonzero(pred != root)
     parity = np.zeros(n_f + 1, dtype=np.int8)
-    rel = np.asarray(Gr[tree_child, pred[tree_child]]).ravel()
-    parity[tree_child] = (rel > 1.5).astype(np.int8)
+    if len(tree_child):  # none when no two faces share an edge (scipy: a sparse result)
+        rel = np.asarray(Gr[tree_child, pred[tree_child]]).ravel()
+        parity[tree_child] = (rel > 1.5).astype(np.int8)
     ptr = np.r_[pred, root].astype(np.int64)
     ptr[ptr < 0] = root
     while True:  # pointer jumping: parity to the root, O(log depth) vector passes

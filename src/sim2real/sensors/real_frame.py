@@ -10,6 +10,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+from pydantic import ValidationError
 
 from sim2real.core.camera import CameraIntrinsics
 from sim2real.core.errors import InputError
@@ -198,12 +199,16 @@ def _cloud_to_depth(
             f"their pixels through the best-fitting intrinsics (fx {fit['fx']:.1f}, "
             f"fy {fit['fy']:.1f}); at most {MAX_PINHOLE_RESIDUAL_PX} px is accepted",
         )
-    fitted = CameraIntrinsics(
-        **fit,
-        width=width,
-        height=height,
-        depth_scale=camera.depth_scale if camera is not None else 0.001,
-    )
+    try:
+        fitted = CameraIntrinsics(
+            **fit,
+            width=width,
+            height=height,
+            depth_scale=camera.depth_scale if camera is not None else 0.001,
+        )
+    except ValidationError as exc:  # e.g. a principal point outside the image
+        why = exc.errors()[0]["msg"].removeprefix("Value error, ")
+        raise InputError(path, "points", f"not a pinhole organised cloud: {why}") from None
     if camera is not None:
         off = max(abs(getattr(camera, k) - fit[k]) for k in ("fx", "fy", "cx", "cy"))
         if off > 1.0:
