@@ -142,6 +142,34 @@ def test_frame_of_another_size_raises_naming_the_size(tmp_path):
     assert "160x120" in str(err.value) and "320x240" in str(err.value)
 
 
+def test_millimetres_read_as_metres_are_refused_on_the_first_frame_with_returns(tmp_path):
+    save_camera(CAMERA, tmp_path / "cam.json")
+    frames = random_frames(2) * 1000.0  # float millimetres in .npy, which holds metres
+    frames[0] = 0.0  # a first frame without any return says nothing of the unit
+    for i, frame in enumerate(frames):
+        np.save(tmp_path / f"{i:06d}.npy", frame)
+    seq = load_sequence(sorted(tmp_path.glob("*.npy")), tmp_path / "cam.json")
+    seq.read(0)
+    with pytest.raises(InputError, match="millimetres read as metres") as err:
+        seq.read(1)
+    assert err.value.field == "depth_scale" and "000001.npy" in str(err.value)
+    np.save(tmp_path / "000001.npy", frames[1] / 1000.0)  # metres: read on
+    assert load_sequence(sorted(tmp_path.glob("*.npy")), tmp_path / "cam.json").read(1).max() > 0
+
+
+def test_a_camera_yaml_beside_the_frames_is_read_when_bop_gives_none(tmp_path):
+    write_bop_sequence(tmp_path, CAMERA, random_frames(2), None)
+    for name in ("scene_camera.json", "camera.json"):
+        (tmp_path / name).unlink(missing_ok=True)
+    with pytest.raises(InputError, match=r"camera\.yaml"):
+        load_sequence(tmp_path)
+    (tmp_path / "camera.yaml").write_text(
+        "image_width: 320\nimage_height: 240\nK: [300, 0, 159.5, 0, 301, 119.5, 0, 0, 1]\n"
+    )
+    camera = load_sequence(tmp_path).camera
+    assert (camera.fx, camera.fy, camera.cx, camera.width) == (300, 301, 159.5, 320)
+
+
 def test_no_frames_and_bad_ground_truth_raise(tmp_path):
     (tmp_path / "depth").mkdir()
     with pytest.raises(InputError, match="no depth frames"):

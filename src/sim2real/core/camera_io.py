@@ -213,14 +213,16 @@ def _warn_distortion(d: dict, path: Path) -> None:
     key = next(
         (k for k in ("distortion_coefficients", "D", "distCoeffs", "dist_coeffs") if k in d), None
     )
-    coeffs = d.get(key) if key else None
+    if key is None:
+        return
+    coeffs = d[key]
     if isinstance(coeffs, dict):  # OpenCV / ROS {rows, cols, data}
         coeffs = coeffs.get("data")
     try:
         values = np.asarray(coeffs, dtype=float).ravel()
     except (TypeError, ValueError):
         return
-    if values.size and np.any(values != 0):
+    if np.any(np.isfinite(values) & (values != 0)):
         warnings.warn(
             f"{path}: {key} {values.tolist()} ignored: sim2real's cameras are pinholes; "
             "give undistorted (rectified) frames",

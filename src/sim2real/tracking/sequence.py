@@ -15,7 +15,7 @@ In memory everything is SI: depth in metres, ``T_cam_part`` 4x4 with translation
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -59,6 +59,8 @@ class Sequence:
     T_depth_color: np.ndarray | None = None
     """(4, 4) pose of the colour camera in the depth camera's frame (maps colour-camera
     coordinates into depth-camera ones); None: identity (registered colour)."""
+    unit_checked: bool = field(default=False, repr=False)
+    """Set once a frame with returns was read at a depth any camera works at (the unit holds)."""
 
     def __len__(self) -> int:
         return len(self.paths)
@@ -122,7 +124,16 @@ class Sequence:
                 f"frame is {depth.shape[1]}x{depth.shape[0]} px, the camera's is "
                 f"{expected[1]}x{expected[0]} px",
             )
+        if not self.unit_checked and (depth > 0).any():  # millimetres read as metres...
+            from sim2real.sensors.real_frame import check_plausible_depth
+
+            check_plausible_depth(path, depth, scale)
+            self.unit_checked = True
         return depth
+
+
+def _camera_yaml(folder: Path) -> Path | None:
+    return next((p for p in (folder / "camera.yaml", folder / "camera.yml") if p.is_file()), None)
 
 
 def _warn_gaps(source: object, ids: list[int]) -> None:
@@ -328,10 +339,11 @@ def load_sequence(
         with warnings.catch_warnings():  # BOP's camera.json gives mm per unit: expected here
             warnings.filterwarnings("ignore", message=".*read as millimetres per unit.*")
             intrinsics = load_camera(folder / "camera.json")
+    elif folder is not None and (yaml_camera := _camera_yaml(folder)) is not None:
+        intrinsics = load_camera(yaml_camera)  # an OpenCV / M3T / ROS file beside the frames
     else:
-        raise InputError(
-            where, "camera", "no camera file: pass one (scene_camera.json or camera.json)"
-        )
+        why = "no camera file: pass one (scene_camera.json, camera.json or camera.yaml)"
+        raise InputError(where, "camera", why)
 
     if scales:
         depth_scale = scales.get(ids[0], next(iter(scales.values())))
