@@ -93,6 +93,40 @@ def test_bad_logs(tmp_path, edit, field):
     assert not out.exists()
 
 
+def _as_ms(d):
+    for e in d["entries"]:
+        e["timestamp"] *= 1000.0
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"mass": -0.49}, "mass"),
+        ({"kp": 0}, "kp"),
+        ({"length": 0.0}, "length"),
+        ({"dt": 0.005, "edit": _as_ms}, "entries[].timestamp"),  # milliseconds, dt in seconds
+        ({"edit": lambda d: d["entries"][3].update(torque_enable="maybe")}, "torque_enable"),
+    ],
+)
+def test_impossible_headers_and_units_are_refused(tmp_path, change, field):
+    data = _log()
+    change = dict(change)
+    change.pop("edit", lambda d: None)(data)
+    path = tmp_path / "log.json"
+    path.write_text(json.dumps(data | change))
+    with pytest.raises(InputError) as err:
+        read_servo_log(path)
+    assert field in err.value.field
+
+
+def test_torque_enable_as_text_is_read_as_said(tmp_path):
+    data = _log()
+    data["entries"][3]["torque_enable"] = "false"  # not truthy: the sample is off
+    path = tmp_path / "log.json"
+    path.write_text(json.dumps(data | {"dt": 0.005}))
+    assert read_servo_log(path).enabled.tolist() == [True] * 3 + [False] + [True] * 36
+
+
 @pytest.mark.parametrize(("command", "edit"), [("auto", _disable), ("compare", _empty)])
 def test_a_gain_without_valid_samples(tmp_path, command, edit):
     """The kp-200 log has no usable sample: the choice by leave one gain out stops before

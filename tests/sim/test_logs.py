@@ -43,7 +43,7 @@ def test_nan_rows_are_an_error_or_dropped_and_reported(tmp_path):
     path = write_csv(tmp_path / "a.csv", rows)
     with pytest.raises(InputError, match="2 rows with NaN") as err:
         read_log(path, MAPPING)  # by default: the file and its first bad row named
-    assert err.value.field == "row 11"
+    assert err.value.field == "row 11" and "the first in q " in str(err.value)
     log = read_log(path, MAPPING.model_copy(update={"bad_rows": "drop"}))
     assert log.time_s.size == 48
     assert any("dropped 2 rows" in n and "row 11" in n for n in log.notes)
@@ -59,6 +59,40 @@ def test_duplicated_and_decreasing_time_sorted_or_rejected(tmp_path):
     log = read_log(path, MAPPING.model_copy(update={"time_order": "sort"}))
     assert log.time_s.size == 49 and (np.diff(log.time_s) > 0).all()
     assert any("1 duplicated and 1 decreasing" in n for n in log.notes)
+
+
+def test_spreadsheet_exports_read_like_the_plain_csv(tmp_path):
+    plain = read_log(write_csv(tmp_path / "a.csv", ramp_rows()), MAPPING)
+    text = (tmp_path / "a.csv").read_text()
+    variants = {
+        "bom.csv": ("\ufeff" + text, "utf-8"),  # Excel's "CSV UTF-8"
+        "semicolon.csv": (text.replace(",", ";"), "utf-8"),
+        "tab.csv": (text.replace(",", "\t"), "utf-8"),
+    }
+    for name, (body, encoding) in variants.items():
+        (tmp_path / name).write_text(body, encoding=encoding)
+        log = read_log(tmp_path / name, MAPPING)
+        assert np.array_equal(log.qpos, plain.qpos) and np.array_equal(log.ctrl, plain.ctrl), name
+
+
+def test_a_mapped_column_given_twice_is_refused(tmp_path):
+    rows = [[*r, 0.0] for r in ramp_rows()]  # a second, all-zero q: which one is meant?
+    path = write_csv(tmp_path / "a.csv", rows, "t,q,qd,tau,q")
+    with pytest.raises(InputError, match="names this column twice") as err:
+        read_log(path, MAPPING)
+    assert err.value.field == "q"
+    read_log(write_csv(tmp_path / "b.csv", rows, "t,q,qd,tau,note"), MAPPING)  # unmapped: fine
+    rows = [[*r, 0.0, 1.0] for r in ramp_rows()]
+    read_log(write_csv(tmp_path / "c.csv", rows, "t,q,qd,tau,note,note"), MAPPING)
+
+
+def test_time_in_milliseconds_is_refused_naming_the_mapping_field(tmp_path):
+    rows = [[r[0] * 1000.0, *r[1:]] for r in ramp_rows()]
+    with pytest.raises(InputError, match="time in milliseconds") as err:
+        read_log(write_csv(tmp_path / "a.csv", rows), MAPPING)
+    assert err.value.field == "t"
+    log = read_log(tmp_path / "a.csv", MAPPING.model_copy(update={"time_scale_s": 0.001}))
+    assert np.isclose(log.time_s[-1], 0.49)
 
 
 def test_missing_column_names_it_with_close_matches(tmp_path):

@@ -85,3 +85,17 @@ def test_mujoco_sysid_the_benchmark_peer_is_installed_with_its_extras():
     import mujoco.sysid
 
     assert callable(mujoco.sysid.optimize) and hasattr(mujoco.sysid, "ParameterDict")
+
+
+def test_a_log_too_short_for_any_segment_is_an_error_in_eval_and_as_a_hold_out(tmp_path, synth_csv):
+    path, _ = synth_csv
+    lines = path.read_text().splitlines()
+    short = tmp_path / "short.csv"
+    short.write_text("\n".join(lines[:40]) + "\n")  # a fraction of a second: no 0.5 s segment
+    proc = run_cli("sysid", "eval", "--model", "pendulum-dfki", "--log", short)
+    assert_one_line_error(proc, str(short), "no evaluation segment fits")  # was exit 0, silent
+    out = tmp_path / "out" / "fitted.xml"
+    proc = run_cli("sysid", "fit", "--model", "pendulum-dfki", "--log", path, "--holdout", short,
+                   "--out", out, "--max-iter", "3", "--quiet")  # fmt: skip
+    assert_one_line_error(proc, str(short), "no hold-out segment fits")  # was dropped silently
+    assert not (tmp_path / "out").exists()

@@ -63,6 +63,24 @@ def _number(path: Path, field: str, value: object) -> float:
     return float(value)
 
 
+def _positive(path: Path, field: str, value: object) -> float:
+    number = _number(path, field, value)
+    if not number > 0:
+        raise InputError(path, field, f"expected a value > 0, got {number:g}")
+    return number
+
+
+def _flag(path: Path, field: str, value: object) -> bool:
+    """A JSON boolean, 0 / 1, or "true" / "false" ("false" is not truthy here)."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int | float) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    raise InputError(path, field, f"expected true or false, got {value!r}")
+
+
 PWM_FULL_SCALE = 885
 """Dynamixel X-series PWM register value of a 100 % duty cycle (PWM Limit's maximum)."""
 
@@ -103,7 +121,7 @@ def read_servo_log(path: str | Path) -> ServoLog:
         if len(set(kp)) != 1:
             raise InputError(path, "kp", f"mixed gains in one file: {sorted(set(kp))}")
         kp = kp[0]
-    kp = _number(path, "kp", kp)
+    kp = _positive(path, "kp", kp)
     entries = data["entries"]
     if not isinstance(entries, list) or len(entries) < 2:
         raise InputError(path, "entries", "expected a list of at least 2 samples")
@@ -122,7 +140,7 @@ def read_servo_log(path: str | Path) -> ServoLog:
             )
         if "torque_enable" not in e:
             raise InputError(path, f"entries[{i}].torque_enable", "missing field")
-        enabled.append(bool(e["torque_enable"]))
+        enabled.append(_flag(path, f"entries[{i}].torque_enable", e["torque_enable"]))
         speed.append(_number(path, f"entries[{i}].speed", e["speed"]) if "speed" in e else np.nan)
         if "input_volts" in e:
             volts.append(_number(path, f"entries[{i}].input_volts", e["input_volts"]))
@@ -135,6 +153,11 @@ def read_servo_log(path: str | Path) -> ServoLog:
         raise InputError(
             path, f"entries[{i}].timestamp", f"timestamps not increasing ({t[i - 1]} then {t[i]})"
         )
+    if "dt" in data:  # the header's step against the timestamps' (milliseconds as seconds...)
+        stated, median = _positive(path, "dt", data["dt"]), float(np.median(np.diff(t)))
+        if not 0.5 < median / stated < 2.0:
+            why = f"the timestamps step {median:g} s, the header's dt says {stated:g} s"
+            raise InputError(path, "entries[].timestamp", why + " (timestamps in another unit?)")
     en = np.array(enabled)
     if not en.any():
         raise InputError(path, "torque_enable", "torque disabled in every sample: nothing to fit")
@@ -154,8 +177,8 @@ def read_servo_log(path: str | Path) -> ServoLog:
         qd = np.gradient(np.array(cols["position"]), t)
     return ServoLog(
         path=path,
-        mass_kg=_number(path, "mass", data["mass"]),
-        length_m=_number(path, "length", data["length"]),
+        mass_kg=_positive(path, "mass", data["mass"]),
+        length_m=_positive(path, "length", data["length"]),
         kp_fw=kp,
         vin_V=vin,
         t_s=t,
@@ -194,8 +217,7 @@ def split_logs(logs: list[ServoLog], holdout_kp: float | None):
 
 def check_steps(logs: list[ServoLog]) -> None:
     dts = [log.dt_s for log in logs]
-    if max(dts) - min(dts) > 1e-6:
-        worst = logs[int(np.argmax(np.abs(np.array(dts) - dts[0])))]
-        raise InputError(
-            worst.path, "timestamp", f"time step {worst.dt_s:g} s differs from {dts[0]:g} s"
-        )
+    if max(dts) - min(dts) > 1e-6:  # name both: which one is odd, the files cannot say
+        other = logs[int(np.argmax(np.abs(np.array(dts) - dts[0])))]
+        why = f"time step {logs[0].dt_s:g} s differs from {other.dt_s:g} s in {other.path}"
+        raise InputError(logs[0].path, "timestamp", why)

@@ -17,6 +17,8 @@ from sim2real.core.errors import InputError
 from sim2real.sim.mapping import LogMapping
 
 DEG_PER_RAD = 180.0 / np.pi
+MAX_MEDIAN_STEP_S = 0.2
+"""A log whose samples lie further apart than this (5 Hz) is no robot log: another time unit."""
 
 
 @dataclass
@@ -45,8 +47,12 @@ class RobotLog:
 
 def _read_csv(path: Path) -> tuple[dict[str, np.ndarray], dict]:
     try:
-        with path.open(newline="", encoding="utf-8") as f:
-            rows = list(csv.reader(f))
+        with path.open(newline="", encoding="utf-8-sig") as f:  # -sig: a BOM is not a name
+            first = f.readline()
+            f.seek(0)
+            # a semicolon or tab separated file (spreadsheet exports in many locales)
+            delimiter = next((d for d in ";\t" if "," not in first and d in first), ",")
+            rows = list(csv.reader(f, delimiter=delimiter))
     except UnicodeDecodeError as err:
         raise InputError(
             path, None, f"not a text (CSV) file: {err.reason} at byte {err.start}"
@@ -60,7 +66,8 @@ def _read_csv(path: Path) -> tuple[dict[str, np.ndarray], dict]:
     cols: dict[str, np.ndarray] = {}
     for k, name in enumerate(header):
         cols[name] = np.array([_num(r[k]) if k < len(r) else np.nan for r in body], dtype=float)
-    return cols, {}
+    twice = sorted({name for name in header if header.count(name) > 1})
+    return cols, {"columns_given_twice": twice} if twice else {}
 
 
 def _num(value: object) -> float:
@@ -84,7 +91,7 @@ def _num(value: object) -> float:
 
 def _read_json(path: Path, records_key: str | None) -> tuple[dict[str, np.ndarray], dict]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8-sig"))
     except UnicodeDecodeError as err:
         raise InputError(
             path, None, f"not a text (JSON) file: {err.reason} at byte {err.start}"
@@ -126,6 +133,10 @@ def read_log(path: str | Path, mapping: LogMapping) -> RobotLog:
                 f"column mapped as {where} does not exist{hint} "
                 f"(columns: {', '.join(list(cols)[:20])})",
             )
+    twice = set(meta.pop("columns_given_twice", ())) & set(mapping.columns())
+    if twice:  # which one is meant? (a CSV reader would silently take the last)
+        name = sorted(twice)[0]
+        raise InputError(path, name, "the header names this column twice: rename one")
     notes: list[str] = []
     t = cols[mapping.time] * mapping.time_scale_s
     unit = 1.0 / DEG_PER_RAD if mapping.position_unit == "deg" else 1.0
@@ -162,11 +173,15 @@ def read_log(path: str | Path, mapping: LogMapping) -> RobotLog:
     if not good.all():
         bad = np.flatnonzero(~good)
         if mapping.bad_rows == "error":
+            row = bad[0]
+            culprit = next(
+                (c for c in mapping.columns() if not np.isfinite(cols[c][row])), "a product"
+            )
             raise InputError(
                 path,
-                f"row {bad[0] + 1}",
-                f"{bad.size} rows with NaN or a non-number in a mapped column (bad_rows: drop "
-                "in the mapping drops them)",
+                f"row {row + 1}",
+                f"{bad.size} rows with NaN or a non-number in a mapped column, the first in "
+                f"{culprit} (bad_rows: drop in the mapping drops them)",
             )
         notes.append(f"dropped {bad.size} rows with NaN or non-numbers (first: row {bad[0] + 1})")
         t, qpos, qvel, ctrl = t[good], qpos[good], qvel[good], ctrl[good]
@@ -191,6 +206,12 @@ def read_log(path: str | Path, mapping: LogMapping) -> RobotLog:
     t = t - t[0]
     dt = np.diff(t)
     med = float(np.median(dt))
+    if med > MAX_MEDIAN_STEP_S:
+        why = (
+            f"median step {med:g} s: a robot log samples faster than {1 / MAX_MEDIAN_STEP_S:g} Hz "
+            "(time in milliseconds? time_scale_s: 0.001 in the mapping)"
+        )
+        raise InputError(path, mapping.time, why)
     jitter = float(np.std(dt) / med)
     notes.append(
         f"{t.size} samples over {t[-1]:.3f} s, median interval {1e3 * med:.2f} ms, "

@@ -243,6 +243,8 @@ def identify(
     sf = cfg.objective.state_filter_s
     train_err = prediction_errors(sim, space, fit.values, train, state_filter_s=sf)
     hold_err = prediction_errors(sim, space, fit.values, held, state_filter_s=sf) if held else {}
+    if held and not hold_err:  # else the fit would be reported without its hold-out error
+        _no_segment(held, "hold-out")
     ctrl_max = np.zeros(sim.model.nu)
     for log in train + held:
         for k, a in enumerate(log.actuators):
@@ -328,7 +330,15 @@ def evaluate_model(
     )
     robot_logs = load_logs(logs, mp, float(sim.model.opt.timestep))
     errors = prediction_errors(sim, ParamSpace(params=[]), np.zeros(0), robot_logs)
+    if not errors:
+        _no_segment(robot_logs, "evaluation")
     return ModelEvaluation(list(robot_logs[0].joints), errors)
+
+
+def _no_segment(logs: list[RobotLog], what: str) -> None:
+    source = logs[0].source if len(logs) == 1 else "--log"
+    why = f"no {what} segment fits in the log(s): too short, or torque off throughout?"
+    raise InputError(source, None, why)
 
 
 def _derived_std(sim: SimModel, space: ParamSpace, fit: FitResult) -> dict[str, float]:
