@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from sim2real.core.errors import InputError
-from sim2real.core.mesh_io import UnitWarning, load_mesh
+from sim2real.core.mesh_io import UnitWarning, load_mesh, validate_mesh
 
 CUBE_OBJ = "\n".join(
     [f"v {x} {y} {z}" for x in (0, 1) for y in (0, 1) for z in (0, 1)]
@@ -66,3 +66,11 @@ def test_bad_meshes_raise_input_errors(tmp_path):
     (tmp_path / "junk.ply").write_text("not a ply file\n")
     with pytest.raises(InputError, match="not a PLY file"):
         load_mesh(tmp_path / "junk.ply")
+
+
+def test_a_mesh_whose_triangles_all_have_zero_area_is_refused(tmp_path):
+    # three collinear corners: a renderer would see nothing and blame the pose
+    vertices = np.array([[0.0, 0.0, 0.0], [0.01, 0.0, 0.0], [0.02, 0.0, 0.0]])
+    with pytest.raises(InputError, match="zero area") as err:
+        validate_mesh(vertices, np.array([[0, 1, 2]]), tmp_path / "flat.stl")
+    assert err.value.field == "faces"

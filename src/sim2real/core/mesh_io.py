@@ -69,6 +69,9 @@ def validate_mesh(
         raise InputError(source, "vertices", f"{bad} vertices have non-finite coordinates")
     if faces.min() < 0 or faces.max() >= len(vertices):
         raise InputError(source, "faces", f"face indices outside 0..{len(vertices) - 1}")
+    v0, v1, v2 = (vertices[faces[:, k]] for k in range(3))
+    if not np.cross(v1 - v0, v2 - v0).any():  # nothing a camera or a ray could hit
+        raise InputError(source, "faces", "every triangle has zero area (a degenerate mesh)")
     return Mesh(vertices=vertices, faces=faces.astype(np.int32), name=name)
 
 

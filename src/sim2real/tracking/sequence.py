@@ -307,7 +307,12 @@ def load_sequence(
             if not p.is_file():
                 raise InputError(p, None, "depth image not found")
     if not paths:
-        raise InputError(where, "depth", "no depth frames found")
+        why = "no depth frames found"
+        if folder is not None:
+            images = [p.name for p in depth_dir.iterdir() if p.suffix.lower() in DEPTH_SUFFIXES]
+            if images:  # a folder's frames are ordered by the number in their names
+                why = f"{len(images)} depth images ({images[0]}, ...) but none with a frame number in its name"
+        raise InputError(where, "depth", why)
     ids, paths, named = numbered(paths)
     if named:
         _warn_gaps(where, ids)
