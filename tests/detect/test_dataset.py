@@ -124,6 +124,17 @@ def test_a_folder_of_another_config_is_refused(part_file, tmp_path):
     assert str(out / "config.yaml") in str(err.value)
 
 
+def test_a_rerun_with_fewer_frames_is_refused_and_more_extend_it(part_file, tmp_path):
+    out = tmp_path / "ds"
+    generate_dataset(part_file, out, 3, seed=0, config=SMALL)
+    before = _files(out)
+    with pytest.raises(InputError, match="holds 3 frames: --frames 2 would leave images"):
+        generate_dataset(part_file, out, 2, seed=0, config=SMALL)  # labels for 2 of 3 images
+    assert _files(out) == before
+    result = generate_dataset(part_file, out, 4, seed=0, config=SMALL)
+    assert (result.frames, result.rendered) == (4, 1) and len(read_labels(out)) == 4
+
+
 def test_bad_input_is_one_line_and_writes_nothing(part_file, tmp_path):
     points = tmp_path / "points.ply"  # vertices, no faces
     trimesh.PointCloud(np.random.default_rng(0).random((20, 3)) * 0.05).export(points)

@@ -86,6 +86,25 @@ def test_runner_reproduces_the_training_policy_from_raw_measurements(exported):
     assert np.ptp(actions * deployed.action_limit) > 0.5
 
 
+@pytest.mark.parametrize(
+    ("measurement", "field", "why"),
+    [
+        ({"q": [0.1, 0.2], "qvel": [0.0, 0.0]}, "q", "2 values, the policy's robot has 1"),
+        ({"q": float("nan"), "qvel": 0.0}, "q", "not finite"),
+        ({"q": 0.1, "qvel": float("inf")}, "qvel", "not finite"),
+        ({"q": "a", "qvel": 0.0}, "q", "expected numbers"),
+        ({"q": [[0.1]], "qvel": 0.0}, "q", "shape"),
+    ],
+)
+def test_runner_refuses_another_robots_or_a_broken_measurement(exported, measurement, field, why):
+    # a torque from a NaN or from another robot's joints must never reach a motor
+    _, out = exported
+    deployed = DeployedPolicy(out)
+    with pytest.raises(InputError, match=why) as err:
+        deployed.torque(measurement)
+    assert err.value.field == field
+
+
 def test_runner_fills_the_history_with_the_first_frame(exported):
     _, out = exported
     deployed = DeployedPolicy(out)

@@ -33,7 +33,9 @@ def test_seed_ranges(text, seeds):
 @pytest.mark.parametrize(
     ("text", "why"),
     [("4-0", "empty range"), ("", "give seeds"), ("-1", "give seeds"), ("a-b", "give seeds"),
-     ("1,1", "twice"), ("0-2,2", "twice")],
+     ("1,1", "twice"), ("0-2,2", "twice"),
+     ("0-100000000", "over 1000 seeds"),  # filled memory with runs before any began
+     ("99999999999999999999", "numpy's seed range")],
 )  # fmt: skip
 def test_bad_seed_ranges_name_the_option(text, why):
     with pytest.raises(InputError, match=why) as err:

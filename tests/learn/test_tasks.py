@@ -121,6 +121,12 @@ def test_unknown_terms_are_refused_with_close_matches(data, field, close):
         make_vec("sim2real/PendulumSwingup-v0", 1, config=data)
 
 
+def test_an_empty_observation_list_is_refused():
+    with pytest.raises(InputError, match="at least 1 item") as err:  # was a numpy traceback
+        env_config("sim2real/PendulumSwingup-v0", {"observations": []})
+    assert "observations" in str(err.value)
+
+
 def test_unknown_term_from_the_command_line_exits_2(tmp_path):
     cfg = tmp_path / "env.yaml"
     cfg.write_text(yaml.safe_dump({"reward": {"bonnus": 1.0}}))

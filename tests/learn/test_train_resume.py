@@ -180,6 +180,17 @@ def test_bad_training_settings_name_the_file_and_field(tmp_path):
     path.write_text("num_env: 8\n")
     with pytest.raises(InputError, match="num_env"):
         load_train_config(path)
+    # each was a traceback: a list, a negative layer width, minibatches of no step (NaN losses)
+    for text, needle in [
+        ("- a\n- b\n", "expected a mapping of settings"),
+        ("net: {actor_hidden: [64, -1]}\n", "greater than 0"),
+        ("num_envs: 8\nsteps_per_env: 32\nppo: {minibatches: 1000}\n", "ppo.minibatches"),
+        ("seed: 4294967296\n", "less than or equal"),
+    ]:
+        path.write_text(text)
+        with pytest.raises(InputError, match=needle) as err:
+            load_train_config(path)
+        assert "train.yaml" in str(err.value)
 
 
 def test_training_env_fields_reach_training_only(tmp_path):

@@ -36,7 +36,11 @@ def adapt_cmd(
     ),
     out: Path = typer.Option(..., "--out", help="Adapted trajectory CSV (same columns)."),
     min_score: float = typer.Option(
-        0.5, "--min-score", help="Lowest tracker score accepted from a poses.jsonl."
+        0.5,
+        "--min-score",
+        min=0.0,
+        max=1.0,
+        help="Lowest tracker score accepted from a poses.jsonl (scores lie in 0..1).",
     ),
     rpy_deg: bool = typer.Option(
         False, "--rpy-deg", help="Read 6-number poses as x y z roll pitch yaw, in degrees."

@@ -77,7 +77,8 @@ def train_cmd(
         ),
     ] = False,
     seed: Annotated[
-        int | None, typer.Option("--seed", min=0, help="Seed of the run (>= 0).")
+        int | None,
+        typer.Option("--seed", min=0, max=2**32 - 1, help="Seed of the run (0 to 2^32 - 1)."),
     ] = None,
     torch_threads: Annotated[
         int | None,
@@ -221,8 +222,10 @@ def export_cmd(
 ) -> None:
     """Write policy.onnx (input obs [1, D], output action [1, A] in [-1, 1]) and policy.json
     (env, control_dt, action_limit, history, obs_terms) for the robot-side runner."""
+    from sim2real.core.atomic import check_writable
     from sim2real.learn.export import export_policy
 
+    check_writable(out, "--out", folder=True)
     result = export_policy(run, out)
     typer.echo(f"exported: {result.onnx_path} and {result.json_path}")
 
@@ -285,6 +288,10 @@ def eval_cmd(
                 typer.echo(f"  {s.line()}")
         return
 
+    if report is not None:  # before the episodes, not after them
+        from sim2real.core.atomic import check_writable
+
+        check_writable(report, "--report", folder=True)
     run_jobs = None
     if workers is not None or address is not None:
         from sim2real.core.ray_jobs import ray_runner

@@ -78,6 +78,10 @@ def _check_same_dataset(out: Path, resolved: dict) -> None:
                 key, "another config"
             )
             raise InputError(path, key, f"holds a dataset of {what}: choose another --out")
+    before, now = int(old.get("frames", 0)), int(resolved["frames"])
+    if now < before:  # its labels would be rewritten for fewer frames than its images
+        why = f"holds {before} frames: --frames {now} would leave images without labels"
+        raise InputError(path, "frames", why + f" (give --frames >= {before}, or another --out)")
 
 
 def generate_dataset(

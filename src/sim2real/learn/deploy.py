@@ -59,6 +59,11 @@ class DeployedPolicy:
         self.term_names = [t["name"] for t in spec["obs_terms"]]
         self.scales = np.array([float(t["scale"]) for t in spec["obs_terms"]], dtype=np.float64)
         self._terms = [_parse_term(json_path, i, n) for i, n in enumerate(self.term_names)]
+        self._sizes: dict[str, int] = {}  # measurement -> how many values this robot gives
+        for _, base, index in self._terms:
+            if base not in ("prev_action", "last_action"):
+                source = {"cos_q": "q", "sin_q": "q"}.get(base, base)
+                self._sizes[source] = max(self._sizes.get(source, 0), index + 1)
         self.joint_names: list[str] | None = spec.get("joint_names")
         legged = [np.asarray(spec.get(f, []), dtype=np.float64) for f in _LEGGED[1:]]
         self.default_joint_pos, self.action_scale, self.kp, self.kd = legged
@@ -114,7 +119,11 @@ class DeployedPolicy:
 
     def frame(self, measurement: dict[str, Any]) -> np.ndarray:
         """One observation frame (F,) float32 = raw * scale, from raw measurements."""
-        values = {k: np.atleast_1d(np.asarray(v, dtype=np.float64)) for k, v in measurement.items()}
+        values = {k: _measured(k, v) for k, v in measurement.items() if k in self._sizes}
+        for source, size in self._sizes.items():  # a robot's measurement, or another robot's?
+            if source in values and values[source].size != size:
+                why = f"{values[source].size} values, the policy's robot has {size}"
+                raise InputError("measurement", source, why)
         raw = np.empty(len(self._terms))
         for k, (name, base, index) in enumerate(self._terms):
             raw[k] = self._raw_term(values, name, base, index)
@@ -170,6 +179,19 @@ class DeployedPolicy:
 
 
 _LEGGED = ("joint_names", "default_joint_pos", "action_scale", "kp", "kd")
+
+
+def _measured(name: str, value: Any) -> np.ndarray:
+    """A measurement as a flat float array; never a NaN into the policy (a torque follows)."""
+    try:
+        x = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InputError("measurement", name, f"expected numbers, got {value!r}") from None
+    if x.ndim > 1:
+        raise InputError("measurement", name, f"expected a number or a list, got shape {x.shape}")
+    if not np.isfinite(x).all():
+        raise InputError("measurement", name, "not finite (NaN or inf): no action computed")
+    return np.atleast_1d(x)
 
 
 def _names(names: list[str] | None) -> str:

@@ -19,7 +19,7 @@ import math
 from typing import Literal
 
 import torch
-from pydantic import Field
+from pydantic import Field, PositiveInt
 from torch import nn
 
 from sim2real.core.strict import StrictModel
@@ -67,8 +67,12 @@ class PPOConfig(StrictModel):
 class NetConfig(StrictModel):
     """Sizes of the actor and critic networks."""
 
-    actor_hidden: list[int] = Field([64, 64], description="hidden layer widths of the actor")
-    critic_hidden: list[int] = Field([128, 128], description="hidden layer widths of the critic")
+    actor_hidden: list[PositiveInt] = Field(
+        [64, 64], description="hidden layer widths of the actor"
+    )
+    critic_hidden: list[PositiveInt] = Field(
+        [128, 128], description="hidden layer widths of the critic"
+    )
     activation: Activation = Field("elu", description="hidden activation")
     init_std: float = Field(1.0, gt=0, description="initial action standard deviation")
     bounded_mean: bool = Field(

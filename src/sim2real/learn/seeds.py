@@ -39,6 +39,12 @@ JobRunner = Callable[[Sequence[Callable[[], Any]]], list[Any]]
 """Runs zero-argument jobs, returns their results in order (locally, or as Ray tasks)."""
 
 
+MAX_SEEDS = 1000
+"""A sweep trains a run per seed: more is a typo (0-100000000 filled memory before any)."""
+MAX_SEED = 2**32 - 1
+"""numpy's global seed (np.random.seed) takes 32 bits."""
+
+
 def parse_seeds(text: str, source: str = "--seeds") -> list[int]:
     """'0-4' -> [0, 1, 2, 3, 4]; '1,3,7' and '0-2,9' too. Empty or descending ranges,
     negative seeds and repeats are refused."""
@@ -51,6 +57,10 @@ def parse_seeds(text: str, source: str = "--seeds") -> list[int]:
         hi = int(match.group(2)) if match.group(2) is not None else lo
         if hi < lo:
             raise InputError(source, None, f"'{part}' is an empty range (write low-high)")
+        if hi > MAX_SEED:
+            raise InputError(source, None, f"seed {hi} is over {MAX_SEED} (numpy's seed range)")
+        if len(seeds) + hi - lo + 1 > MAX_SEEDS:
+            raise InputError(source, None, f"'{text}' is over {MAX_SEEDS} seeds: one run each")
         seeds += range(lo, hi + 1)
     repeated = sorted({s for s in seeds if seeds.count(s) > 1})
     if repeated:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import Field, ValidationError
+from pydantic import Field, ValidationError, model_validator
 
 from sim2real.core.errors import InputError
 from sim2real.core.strict import StrictModel
@@ -39,7 +39,9 @@ class TrainConfig(StrictModel):
     total_env_steps: int = Field(2_000_000, ge=1, description="environment steps in all")
     num_envs: int = Field(64, ge=1, description="environments stepped together")
     steps_per_env: int = Field(64, ge=1, description="rollout length per iteration")
-    seed: int = Field(0, description="seeds the environments, the weights and the sampling")
+    seed: int = Field(
+        0, ge=0, le=2**32 - 1, description="seeds the environments, the weights and the sampling"
+    )
     checkpoint_every: int = Field(20, ge=1, description="iterations between checkpoints")
     episode_window: int = Field(200, ge=1, description="finished episodes the curve averages")
     torch_threads: int = Field(1, ge=1, description="torch CPU threads (small networks: 1)")
@@ -78,6 +80,14 @@ class TrainConfig(StrictModel):
         "own, each until its until_env_steps (sim2real.learn.curriculum)",
     )
 
+    @model_validator(mode="after")
+    def _minibatches_fit_the_batch(self) -> TrainConfig:
+        batch = self.num_envs * self.steps_per_env
+        if self.ppo.minibatches > batch:  # empty minibatches: NaN losses at every step
+            why = f"ppo.minibatches: {self.ppo.minibatches} of a {batch}-step batch"
+            raise ValueError(why + " (num_envs x steps_per_env): at most one step each")
+        return self
+
     @property
     def iterations(self) -> int:
         return math.ceil(self.total_env_steps / (self.num_envs * self.steps_per_env))
@@ -89,12 +99,14 @@ def load_train_config(path: str | Path) -> TrainConfig:
         data = load_yaml_text(path.read_text()) or {}
     except (OSError, yaml.YAMLError) as exc:
         raise InputError(path, None, f"cannot read training settings ({exc})") from exc
+    if not isinstance(data, dict):
+        raise InputError(path, None, f"expected a mapping of settings, got a {type(data).__name__}")
     try:
         return TrainConfig(**data)
     except ValidationError as exc:
         err = exc.errors()[0]
-        field = ".".join(str(x) for x in err["loc"])
-        raise InputError(path, field, err["msg"]) from exc
+        field = ".".join(str(x) for x in err["loc"]) or None
+        raise InputError(path, field, err["msg"].removeprefix("Value error, ")) from exc
 
 
 def default_train_config(env_id: str) -> TrainConfig:

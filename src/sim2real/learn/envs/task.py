@@ -107,7 +107,9 @@ class TaskConfig(StrictModel):
         "of the time limit, so every rollout sees all phases of an episode",
     )
     observations: list[str] | None = Field(
-        None, description="observation terms of the policy frame, in order (default: the task's)"
+        None,
+        min_length=1,
+        description="observation terms of the policy frame, in order (default: the task's)",
     )
     scales: dict[str, float] = Field(
         default_factory=dict,
