@@ -173,7 +173,7 @@ def test_a_camera_yaml_beside_the_frames_is_read_when_bop_gives_none(tmp_path):
 def test_a_folder_of_unnumbered_images_says_so(tmp_path):
     for name in ("a.png", "b.png"):
         Image.fromarray(np.full((24, 32), 900, np.uint16)).save(tmp_path / name)
-    with pytest.raises(InputError, match="2 depth images .* none with a frame number"):
+    with pytest.raises(InputError, match=r"2 depth images .* none with a frame number"):
         load_sequence(tmp_path, CAMERA)
 
 
