@@ -125,6 +125,13 @@ def test_resume_continues_exactly(tmp_path, how):
     np.testing.assert_array_equal(curve_a, curve_b)
 
 
+def test_a_resume_to_fewer_steps_than_done_is_refused(tmp_path):
+    train(tmp_path, TOY_ENV_ID, train_config=_config(2), make_env=make_toy_vec, quiet=True)
+    with pytest.raises(InputError, match="fewer than the 256 the run has done") as err:
+        train(tmp_path, TOY_ENV_ID, train_config=_config(1), resume=True, make_env=make_toy_vec)
+    assert err.value.source == "--steps"  # was exit 0 having done nothing
+
+
 def test_resume_from_another_environment_is_refused(tmp_path):
     train(tmp_path, TOY_ENV_ID, train_config=_config(1), make_env=make_toy_vec, quiet=True)
     with pytest.raises(InputError) as err:

@@ -19,7 +19,10 @@ def dataset_cmd(
     model: Annotated[Path, typer.Argument(help="The part: a mesh file or a prepared MODEL_DIR.")],
     out: Annotated[Path, typer.Option("--out", help="Dataset folder (BOP layout); resumes.")],
     frames: Annotated[int, typer.Option("--frames", help="Number of frames.")],
-    seed: Annotated[int, typer.Option("--seed", help="Seed: frame i depends on (seed, i).")] = 0,
+    seed: Annotated[
+        int,
+        typer.Option("--seed", min=0, max=2**32 - 1, help="Seed: frame i depends on (seed, i)."),
+    ] = 0,
     config: Annotated[
         Path | None,
         typer.Option("--config", help="Randomization YAML (detect.scene_config.SceneConfig)."),

@@ -32,7 +32,9 @@ def train_cmd(
     input_kind: Annotated[
         str | None, typer.Option("--input", help="rgb or rgbd (default: the config's).")
     ] = None,
-    seed: Annotated[int | None, typer.Option("--seed", min=0, help="Seed of the run.")] = None,
+    seed: Annotated[
+        int | None, typer.Option("--seed", min=0, max=2**32 - 1, help="Seed of the run.")
+    ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
 ) -> None:
     """Train a detector of MODEL on randomized simulated frames only."""

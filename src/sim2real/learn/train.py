@@ -159,6 +159,10 @@ def _train_stage(
         cfg = TrainConfig(**state["train_config"])
         if train_config is not None:
             cfg = cfg.model_copy(update={"total_env_steps": train_config.total_env_steps})
+            if cfg.iterations < state["iteration"]:  # else: exit 0 having done nothing
+                done = state["env_steps"]
+                why = f"{cfg.total_env_steps} is fewer than the {done} the run has done"
+                raise InputError("--steps", None, why + ": give more to extend it")
         dr, env_config = state["dr"], state["env_config"]
         dr = (new_conditions or {}).get("dr", dr)
         env_config = (new_conditions or {}).get("env_config", env_config)
