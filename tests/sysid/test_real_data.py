@@ -2,9 +2,12 @@
 DFKI pendulum beat the published model, find the added mass and repeat across seeds and
 extra random starts (see benchmarks/bench_sysid.py for the figures)."""
 
+import json
+
 import numpy as np
 import pytest
 
+from sim2real.core.errors import InputError
 from sim2real.sim.builtin import BUILTINS
 from sim2real.sim.logs import read_log
 from sim2real.sim.mapping import load_mapping
@@ -58,3 +61,12 @@ def test_real_pendulum_fit_repeats_across_seeds_and_starts(real_data):
     ok = (diff <= 0.02 * np.abs(first.fit.values)) | (diff <= first.param_std())
     assert ok.all(), dict(zip(first.space.names, diff, strict=True))
     assert first.derived["m_cx_kg_m"] == pytest.approx(other.derived["m_cx_kg_m"], rel=0.02)
+
+
+def test_servo_logs_of_two_gains_are_not_fitted_together(real_data):
+    # the model holds one gain: a fit across kp 100 and 400 would average them, silently
+    logs = sorted((real_data / "servo-bam-xl330" / "processed").glob("*.json"))
+    by_kp = {json.loads(p.read_text())["kp"]: p for p in logs}
+    with pytest.raises(InputError, match="fit each gain on its own logs") as err:
+        identify("servo-bam-xl330", [by_kp[100], by_kp[400]], reference=False)
+    assert err.value.field == "kp" and str(by_kp[400]) in str(err.value)

@@ -238,6 +238,7 @@ def identify(
         sim.actuator_index(a, "mapping actuators")
     dt = float(sim.model.opt.timestep)
     train = load_logs(list(logs), mp, dt)
+    _one_gain(train)
     held = load_logs(list(holdout or []), mp, dt)
     fit = fit_params(sim, space, train, cfg, progress=progress)
     sf = cfg.objective.state_filter_s
@@ -333,6 +334,16 @@ def evaluate_model(
     if not errors:
         _no_segment(robot_logs, "evaluation")
     return ModelEvaluation(list(robot_logs[0].joints), errors)
+
+
+def _one_gain(logs: list[RobotLog]) -> None:
+    """Logs fitted together must share the controller gain their headers state (a servo's
+    ``kp``): the model holds one gain, a fit across several would average them."""
+    gains = [(log, log.meta["kp"]) for log in logs if "kp" in log.meta]
+    for log, kp in gains[1:]:
+        if kp != gains[0][1]:
+            why = f"{kp} here, {gains[0][1]} in {gains[0][0].source}: fit each gain on its own logs"
+            raise InputError(log.source, "kp", why)
 
 
 def _no_segment(logs: list[RobotLog], what: str) -> None:
