@@ -231,6 +231,10 @@ def test_bad_actuator_config(tmp_path):
         "friction.yaml": ("actuator: {kind: dc, friction: nope}", "dc.friction"),
         "kind.yaml": ("actuator: {kind: net}", "kind"),
         "free.yaml": ("actuator: {kind: dc, free: [kt_droop]}", "free: unknown"),
+        # another file given as the actuator: said so, not pydantic's dump of its text
+        "model.xml": ('<mujoco model="m"><worldbody/></mujoco>', "not an actuator config"),
+        "empty.yaml": ("", "not an actuator config"),
+        "log.json": ('{"kp": 200, "entries": []}', "mapping without 'kind'"),
     }
     for name, (text, needle) in cases.items():
         (tmp_path / name).write_text(text)

@@ -319,6 +319,10 @@ def config_from_dict(data: Any, source: str | Path):
     """Validate a parsed actuator YAML (``actuator:`` mapping or the mapping itself)."""
     if isinstance(data, dict) and "actuator" in data:
         data = data["actuator"]
+    if not isinstance(data, dict) or "kind" not in data:  # another file (a log, an MJCF...)
+        got = type(data).__name__ if not isinstance(data, dict) else "a mapping without 'kind'"
+        why = f"not an actuator config (expected a mapping with 'kind', got {got})"
+        raise InputError(source, "kind", why + ": `sim2real actuator fit` writes one")
     try:
         cfg = _ADAPTER.validate_python(data)
     except ValidationError as err:
