@@ -40,3 +40,18 @@ def test_diverging_candidate_is_scored_not_nan(real_data):
     values["armature_kgm2"] = np.array([0.0018, 1e-5])
     cost = mae(simulate(cfg, [log], values), [log])
     assert np.isfinite(cost[0]) and cost[0] < 1.0 and cost[1] == DIVERGED_RAD
+
+
+def test_a_short_logs_padding_does_not_score_a_candidate_as_diverged(real_data):
+    from dataclasses import replace
+
+    from sim2real.actuators.bench import DIVERGED_RAD, mae
+
+    log = read_servo_log(sorted((real_data / "servo-bam-xl330" / "processed").glob("*.json"))[0])
+    short = replace(log, t_s=log.t_s[:100], q_rad=log.q_rad[:100], enabled=log.enabled[:100])
+    pred = np.zeros((1, 2, len(log.t_s)))  # (candidates, logs, samples), padded to the longest
+    pred[0, 1, 100:] = np.inf  # what the short log's padded tail may run off to
+    cost = mae(pred, [log, short])
+    assert np.isfinite(cost[0]) and cost[0] != DIVERGED_RAD
+    pred[0, 1, 50] = np.inf  # its own samples diverging: still diverged
+    assert mae(pred, [log, short])[0] == DIVERGED_RAD

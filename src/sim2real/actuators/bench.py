@@ -81,6 +81,9 @@ def mae(pred: np.ndarray, logs: list[ServoLog]) -> np.ndarray:
     mask = _stack(logs, "enabled").astype(bool)
     for i, log in enumerate(logs):
         mask[i, len(log.t_s) :] = False
-    err = np.abs(pred - meas[None])
-    cost = (err * mask[None]).sum(axis=(1, 2)) / mask.sum()
+    with np.errstate(invalid="ignore", over="ignore"):
+        # where, not a product: a short log's padded tail may run off to inf, and inf * 0 is
+        # NaN, which would score a candidate as diverged for samples that are not its own
+        err = np.where(mask[None], np.abs(pred - meas[None]), 0.0)
+    cost = err.sum(axis=(1, 2)) / mask.sum()
     return np.where(np.isfinite(cost), cost, DIVERGED_RAD)
