@@ -39,7 +39,17 @@ def test_symmetry_text_and_files(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "text", ["axis:", "axis:w", "axis:0,0,0", "discrete:z:1", "discrete:z:four", "spin", "axis:1,2"]
+    "text",
+    [
+        "axis:",
+        "axis:w",
+        "axis:0,0,0",
+        "discrete:z:1",
+        "discrete:z:100000",
+        "discrete:z:four",
+        "spin",
+        "axis:1,2",
+    ],
 )
 def test_bad_symmetry_text_raises_naming_the_option(text):
     with pytest.raises(InputError) as err:

@@ -77,3 +77,17 @@ def test_every_shared_depth_frame_calibrates(real_data):
         values = [v.value for v in result.profile.calibration.values()]
         assert all(np.isfinite(values)), frames
         assert result.profile.axial is not None, frames
+
+
+def test_a_frame_given_twice_or_every_frame_held_out_is_refused(real_data):
+    from sim2real.core.errors import InputError
+    from sim2real.sensors.calibration_run import run_calibration
+
+    grabber = real_data / "depth-pcl" / "grabber"
+    frames = [grabber / "frame_0_depth.tiff", grabber / "frame_1_depth.tiff"]
+    camera = grabber / "frame_0_camera.xml"
+    with pytest.raises(InputError, match="given twice"):  # "out of sample" on its own frame
+        run_calibration([frames[0], frames[0]], camera)
+    with pytest.raises(InputError, match="holds out every frame") as err:  # was a traceback
+        run_calibration(frames, camera, holdout_every=1)
+    assert err.value.field == "--holdout-frames"

@@ -130,6 +130,10 @@ def tune_cmd(
     from sim2real.sensors.presets import get_preset
     from sim2real.sensors.profile import load_profile
 
+    if report is not None:  # before the work and before the model folder is written
+        from sim2real.core.atomic import check_writable
+
+        check_writable(report, "--report", folder=True)
     noise = load_profile(profile) if profile is not None else get_preset(sensor).profile
     result = tune_model_dir(
         model_dir,
@@ -142,6 +146,12 @@ def tune_cmd(
     )
     write_tuning(model_dir, result)
     s = result.summary()
+    if s["return_rate"] == 0:
+        typer.echo(
+            "warning: no return on any of the part's pixels: a part that returns no depth, or a "
+            "pose off the part (check --poses and --camera-pose)",
+            err=True,
+        )
     typer.echo(
         f"tuned {model_dir} with {s['frames']} frame(s): returns on {100 * s['return_rate']:.1f} % "
         f"of the part's observed pixels; return probability {s['probability_range'][0]:.2f}.."

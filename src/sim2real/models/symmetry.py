@@ -132,6 +132,10 @@ def _axis_and_point(text: str) -> tuple[np.ndarray, np.ndarray]:
     return axis, point
 
 
+MAX_FOLD = 360
+"""The finest discrete symmetry taken (1 deg): finer is a continuous one."""
+
+
 def parse_symmetry(text: str | Path | None, *, obj_id: int | None = None) -> Symmetry:
     """A Symmetry from ``--symmetry`` text or a file (see the module doc); None or ``none`` is
     no symmetry. ``obj_id`` picks the entry of a BOP ``models_info.json``. Bad text raises
@@ -159,6 +163,8 @@ def parse_symmetry(text: str | Path | None, *, obj_id: int | None = None) -> Sym
             raise _bad(f"expected discrete:AXIS:N with an integer N >= 2, got {s!r}") from None
         if not axis_text or n < 2:
             raise _bad(f"expected discrete:AXIS:N with an integer N >= 2, got {s!r}")
+        if n > MAX_FOLD:  # every pose error is taken over N transforms: 100000 ran for minutes
+            raise _bad(f"{n}-fold is over {MAX_FOLD}: a part that fine is axis:AXIS (continuous)")
         axis, point = _axis_and_point(axis_text)
         rotations = [rotation_about(axis, point, 2 * np.pi * k / n) for k in range(1, n)]
         return Symmetry("discrete", discrete=rotations)

@@ -118,6 +118,11 @@ def run_calibration(
     """Calibrate a profile on real frames, out of sample by construction (module doc)."""
     if holdout_every < 0:
         raise InputError(None, "--holdout-frames", f"must be >= 0, got {holdout_every}")
+    seen: set[Path] = set()
+    for frame in frames:  # a frame twice would be fitted and held out: "out of sample" that is not
+        if Path(frame).resolve() in seen:
+            raise InputError(frame, "--frames", "given twice: each frame once")
+        seen.add(Path(frame).resolve())
     given = resolve_profile(base_profile) if base_profile else None  # a bad name fails first
     refs = references_from_files(
         frames,
@@ -153,6 +158,9 @@ def calibrate_references(
     data out, choose the base (``base`` None: by evidence), calibrate, judge."""
     notes = check_usable(refs, parts_given)
     split = split_holdout(refs, holdout_every)
+    if not split.fit:  # every k-th frame with k = 1: all of them
+        why = f"{holdout_every} holds out every frame: give 2 or more (every k-th held out), or 0"
+        raise InputError(None, "--holdout-frames", why)
     if base is not None:
         choice = BaseChoice(base[0], base[1], {}, "user")
     else:

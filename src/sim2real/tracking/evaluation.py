@@ -61,6 +61,8 @@ class TrackEvaluation:
     n_gt_frames: int = 0
     n_eval_frames: int = 0
     n_missing: int = 0
+    n_without_gt: int = 0
+    """Records of frames the ground truth does not hold (not scored)."""
     """Frames with ground truth but no record."""
     tracking_precision: float | None = None
     n_reported_tracking: int = 0
@@ -106,6 +108,8 @@ class TrackEvaluation:
             return "n/a" if x is None else f"{x:{fmt}} {unit}"
 
         d_mm = 1000 * self.diameter_m
+        unscored = self.n_without_gt and f", {self.n_without_gt} records without ground truth"
+        unscored = f"{unscored} (not scored)" if unscored else ""
         add_kind = (  # without one, a symmetric part's equal poses count as errors
             "symmetry-aware"
             if self.symmetry != "none"
@@ -113,7 +117,7 @@ class TrackEvaluation:
         )
         lines = [
             f"frames: {self.n_gt_frames} with ground truth, {self.n_eval_frames} evaluated "
-            f"(>= {VISIBLE_MIN:.0%} visible), {self.n_missing} without a record; "
+            f"(>= {VISIBLE_MIN:.0%} visible), {self.n_missing} without a record{unscored}; "
             f"diameter {d_mm:.1f} mm; symmetry {self.symmetry}",
             f"ADD-S: median {num(self.median_adds_mm, 'mm')}; recall at 10 % of d "
             f"{pct(self.recall_at_10)} (any status {pct(self.recall_at_10_any_status)}); "
@@ -157,6 +161,21 @@ def score_auroc(scores: list[float], correct: list[bool]) -> float | None:
         ranks[tie] = ranks[tie].mean()
     u = ranks[c].sum() - len(pos) * (len(pos) + 1) / 2
     return float(u / (len(pos) * len(neg)))
+
+
+def _check_same_unit(by_frame: dict, gt: dict[int, np.ndarray]) -> None:
+    """Poses and ground truth 100x or more apart in distance from the camera: one of them is in
+    millimetres (no tracker is that far off on every frame)."""
+    pairs = [(by_frame[f].T_cam_part, gt[f]) for f in gt if f in by_frame]
+    ratios = [
+        np.linalg.norm(T[:3, 3]) / np.linalg.norm(G[:3, 3])
+        for T, G in pairs
+        if T is not None and np.linalg.norm(G[:3, 3]) > 0
+    ]
+    if ratios and not 0.01 < float(np.median(ratios)) < 100:
+        why = (f"the poses lie {float(np.median(ratios)):.3g}x as far from the camera as the "
+               "ground truth (median): one of them in millimetres, the other in metres?")  # fmt: skip
+        raise InputError(None, "T_cam_part", why)
 
 
 def _median(values: list[float]) -> float | None:
@@ -226,6 +245,7 @@ def evaluate_track(
             f"no record's frame ({min(by_frame)}..{max(by_frame)}) is a ground-truth frame "
             f"({min(gt)}..{max(gt)})",
         )
+    _check_same_unit(by_frame, gt)
     rows: list[dict] = []
     for frame in sorted(gt):
         rec = by_frame.get(frame)
@@ -248,6 +268,7 @@ def evaluate_track(
     ev = TrackEvaluation(diameter_m=d, symmetry=symmetry.describe(), frames=rows)
     ev.n_gt_frames, ev.n_eval_frames = len(rows), len(evaluated)
     ev.n_missing = sum(r["status"] is None for r in rows)
+    ev.n_without_gt = len(set(by_frame) - set(gt))
     if evaluated:
         ev.recall = [
             sum(r["status"] in REPORTED and r["adds_rel"] < t for r in evaluated) / len(evaluated)
