@@ -171,3 +171,11 @@ def test_cli_synth_then_eval_of_the_ground_truth_itself(part_file, tmp_path):
         app, ["eval", str(poses), "--gt", str(out), "--mesh", str(part_file), "--symmetry", "axis:"]
     )
     assert isinstance(bad.exception, InputError) and bad.exception.field == "--symmetry"
+    for line in lines:  # the same poses written in millimetres: was scored, ADD 400 m
+        line["T_cam_part"] = [[*row[:3], 1000 * row[3]] for row in line["T_cam_part"][:3]] + [
+            line["T_cam_part"][3]
+        ]
+    poses.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    bad = runner.invoke(app, ["eval", str(poses), "--gt", str(out), "--mesh", str(part_file)])
+    assert isinstance(bad.exception, InputError) and bad.exception.field == "T_cam_part"
+    assert "millimetres" in str(bad.exception)

@@ -163,10 +163,14 @@ def score_auroc(scores: list[float], correct: list[bool]) -> float | None:
     return float(u / (len(pos) * len(neg)))
 
 
-def _check_same_unit(by_frame: dict, gt: dict[int, np.ndarray]) -> None:
-    """Poses and ground truth 100x or more apart in distance from the camera: one of them is in
-    millimetres (no tracker is that far off on every frame)."""
-    pairs = [(by_frame[f].T_cam_part, gt[f]) for f in gt if f in by_frame]
+def _check_same_unit(source: str | Path, by_frame: dict, gt: dict[int, np.ndarray]) -> None:
+    """Reported poses and ground truth 100x or more apart in distance from the camera: one of
+    them is in millimetres (no tracker is that far off on the frames it reports)."""
+    pairs = [
+        (by_frame[f].T_cam_part, gt[f])
+        for f in gt
+        if f in by_frame and by_frame[f].status in REPORTED
+    ]
     ratios = [
         np.linalg.norm(T[:3, 3]) / np.linalg.norm(G[:3, 3])
         for T, G in pairs
@@ -175,7 +179,7 @@ def _check_same_unit(by_frame: dict, gt: dict[int, np.ndarray]) -> None:
     if ratios and not 0.01 < float(np.median(ratios)) < 100:
         why = (f"the poses lie {float(np.median(ratios)):.3g}x as far from the camera as the "
                "ground truth (median): one of them in millimetres, the other in metres?")  # fmt: skip
-        raise InputError(None, "T_cam_part", why)
+        raise InputError(source, "T_cam_part", why)
 
 
 def _median(values: list[float]) -> float | None:
@@ -245,7 +249,6 @@ def evaluate_track(
             f"no record's frame ({min(by_frame)}..{max(by_frame)}) is a ground-truth frame "
             f"({min(gt)}..{max(gt)})",
         )
-    _check_same_unit(by_frame, gt)
     rows: list[dict] = []
     for frame in sorted(gt):
         rec = by_frame.get(frame)
@@ -319,6 +322,7 @@ def evaluate_track_files(
         raise InputError(visible, "--visible", "file not found")
     visible_path = Path(visible) if visible is not None else gt_path.parent / "visible.json"
     fractions = read_visible(visible_path) if visible_path.is_file() else None
+    _check_same_unit(poses, {r.frame: r for r in records}, gt_poses)  # two files: two writers
     return evaluate_track(
         records, gt_poses, part.mesh, symmetry or part.symmetry, visible=fractions
     )
