@@ -89,3 +89,11 @@ def test_look_at_points_z_at_target():
     T = look_at([1.0, 0, 1.0], [0, 0, 0])
     assert np.allclose(T[:3, 2], np.array([-1, 0, -1]) / np.sqrt(2))
     assert np.linalg.det(T[:3, :3]) == pytest.approx(1.0)
+
+
+def test_a_pose_with_a_non_finite_number_says_so():
+    # was "not a file and not a list of numbers", which sent users looking for a file
+    with pytest.raises(InputError, match="nan is not a finite number"):
+        parse_pose("0.12 nan 0.5 0 0 0 1", field="--observed")
+    with pytest.raises(InputError, match="not a file and not a list of numbers"):
+        parse_pose("no-such-pose.txt")

@@ -91,3 +91,6 @@ def test_a_frame_given_twice_or_every_frame_held_out_is_refused(real_data):
     with pytest.raises(InputError, match="holds out every frame") as err:  # was a traceback
         run_calibration(frames, camera, holdout_every=1)
     assert err.value.field == "--holdout-frames"
+    with pytest.raises(InputError, match="unknown preset") as err:  # named "sensor" before
+        run_calibration(frames[:1], camera, base_profile="nosuchpreset")
+    assert err.value.field == "--base-profile"

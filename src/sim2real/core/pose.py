@@ -160,6 +160,10 @@ def parse_pose(text: str | Path, *, rpy_deg: bool = False, field: str = "pose") 
     path = Path(s)
     looks_inline = bool(s) and all(_NUMBER.fullmatch(tok) for tok in re.split(r"[\s,;]+", s) if tok)
     if not looks_inline:
+        tokens = [tok for tok in re.split(r"[\s,;]+", s) if tok]
+        odd = [tok for tok in tokens if tok.lower().lstrip("+-") in ("nan", "inf", "infinity")]
+        if odd and not path.is_file():  # numbers, one of them not finite
+            raise InputError(s, field, f"{odd[0]} is not a finite number")
         if not path.is_file():
             raise InputError(s, field, "not a file and not a list of numbers")
         return load_pose_file(path, rpy_deg=rpy_deg)

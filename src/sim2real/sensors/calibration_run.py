@@ -123,7 +123,12 @@ def run_calibration(
         if Path(frame).resolve() in seen:
             raise InputError(frame, "--frames", "given twice: each frame once")
         seen.add(Path(frame).resolve())
-    given = resolve_profile(base_profile) if base_profile else None  # a bad name fails first
+    try:
+        given = resolve_profile(base_profile) if base_profile else None  # a bad name fails first
+    except InputError as err:  # a preset name: the option, not "sensor"
+        if err.field != "sensor":
+            raise
+        raise InputError(None, "--base-profile", err.message) from None
     refs = references_from_files(
         frames,
         camera,
