@@ -8,6 +8,8 @@ from typing import Annotated
 
 import typer
 
+from sim2real.core.seed_range import MAX_SEED
+
 app = typer.Typer(
     help="Part detection: randomized RGB-D datasets and detectors trained only in simulation.",
     no_args_is_help=True,
@@ -21,7 +23,7 @@ def dataset_cmd(
     frames: Annotated[int, typer.Option("--frames", help="Number of frames.")],
     seed: Annotated[
         int,
-        typer.Option("--seed", min=0, max=2**32 - 1, help="Seed: frame i depends on (seed, i)."),
+        typer.Option("--seed", min=0, max=MAX_SEED, help="Seed: frame i depends on (seed, i)."),
     ] = 0,
     config: Annotated[
         Path | None,

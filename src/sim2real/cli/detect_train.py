@@ -10,6 +10,7 @@ import typer
 
 from sim2real.cli.track_run import ExtrinsicOption
 from sim2real.core.errors import InputError
+from sim2real.core.seed_range import MAX_SEED
 
 
 def train_cmd(
@@ -33,7 +34,7 @@ def train_cmd(
         str | None, typer.Option("--input", help="rgb or rgbd (default: the config's).")
     ] = None,
     seed: Annotated[
-        int | None, typer.Option("--seed", min=0, max=2**32 - 1, help="Seed of the run.")
+        int | None, typer.Option("--seed", min=0, max=MAX_SEED, help="Seed of the run.")
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
 ) -> None:

@@ -9,6 +9,8 @@ from typing import Annotated, Any
 
 import typer
 
+from sim2real.core.seed_range import MAX_SEED
+
 app = typer.Typer(
     help="Policies trained in simulation, distilled, exported and evaluated across realities.",
     no_args_is_help=True,
@@ -78,7 +80,7 @@ def train_cmd(
     ] = False,
     seed: Annotated[
         int | None,
-        typer.Option("--seed", min=0, max=2**32 - 1, help="Seed of the run (0 to 2^32 - 1)."),
+        typer.Option("--seed", min=0, max=MAX_SEED, help="Seed of the run (0 to 2^32 - 1)."),
     ] = None,
     torch_threads: Annotated[
         int | None,

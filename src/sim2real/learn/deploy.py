@@ -61,8 +61,7 @@ class DeployedPolicy:
         self._terms = [_parse_term(json_path, i, n) for i, n in enumerate(self.term_names)]
         self._sizes: dict[str, int] = {}  # measurement -> how many values this robot gives
         for _, base, index in self._terms:
-            if base not in ("prev_action", "last_action"):
-                source = {"cos_q": "q", "sin_q": "q"}.get(base, base)
+            if (source := _measured_source(base)) is not None:
                 self._sizes[source] = max(self._sizes.get(source, 0), index + 1)
         self.joint_names: list[str] | None = spec.get("joint_names")
         legged = [np.asarray(spec.get(f, []), dtype=np.float64) for f in _LEGGED[1:]]
@@ -159,9 +158,9 @@ class DeployedPolicy:
         return self.act(measurement) * self.action_limit
 
     def _raw_term(self, values: dict[str, np.ndarray], name: str, base: str, index: int) -> float:
-        if base in ("prev_action", "last_action"):
+        source = _measured_source(base)
+        if source is None:
             return float(self.prev_action[index])
-        source = {"cos_q": "q", "sin_q": "q"}.get(base, base)
         if source not in values:
             raise InputError("measurement", source, f"missing (needed for the term {name!r})")
         if index >= values[source].size:
@@ -179,6 +178,14 @@ class DeployedPolicy:
 
 
 _LEGGED = ("joint_names", "default_joint_pos", "action_scale", "kp", "kd")
+
+
+def _measured_source(base: str) -> str | None:
+    """The measurement a term reads (cos_q and sin_q read q); None: the runner's own previous
+    action."""
+    if base in ("prev_action", "last_action"):
+        return None
+    return {"cos_q": "q", "sin_q": "q"}.get(base, base)
 
 
 def _measured(name: str, value: Any) -> np.ndarray:

@@ -28,6 +28,7 @@ from typing import Any
 
 from sim2real.core.atomic import write_text_atomic
 from sim2real.core.errors import InputError
+from sim2real.core.seed_range import MAX_SEED
 from sim2real.core.stop_request import StoppedError, follow_parent_stop, stop_requested
 from sim2real.learn.validation_score import mean_over, score_key
 
@@ -41,8 +42,6 @@ JobRunner = Callable[[Sequence[Callable[[], Any]]], list[Any]]
 
 MAX_SEEDS = 1000
 """A sweep trains a run per seed: more is a typo (0-100000000 filled memory before any)."""
-MAX_SEED = 2**32 - 1
-"""numpy's global seed (np.random.seed) takes 32 bits."""
 
 
 def parse_seeds(text: str, source: str = "--seeds") -> list[int]:

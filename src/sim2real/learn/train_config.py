@@ -12,7 +12,8 @@ import yaml
 from pydantic import Field, ValidationError, model_validator
 
 from sim2real.core.errors import InputError
-from sim2real.core.strict import StrictModel
+from sim2real.core.seed_range import MAX_SEED
+from sim2real.core.strict import StrictModel, validation_error
 from sim2real.core.yaml_io import load_yaml_text
 from sim2real.learn.ppo import NetConfig, PPOConfig
 from sim2real.learn.reality_sets import env_slug
@@ -40,7 +41,7 @@ class TrainConfig(StrictModel):
     num_envs: int = Field(64, ge=1, description="environments stepped together")
     steps_per_env: int = Field(64, ge=1, description="rollout length per iteration")
     seed: int = Field(
-        0, ge=0, le=2**32 - 1, description="seeds the environments, the weights and the sampling"
+        0, ge=0, le=MAX_SEED, description="seeds the environments, the weights and the sampling"
     )
     checkpoint_every: int = Field(20, ge=1, description="iterations between checkpoints")
     episode_window: int = Field(200, ge=1, description="finished episodes the curve averages")
@@ -104,9 +105,7 @@ def load_train_config(path: str | Path) -> TrainConfig:
     try:
         return TrainConfig(**data)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        field = ".".join(str(x) for x in err["loc"]) or None
-        raise InputError(path, field, err["msg"].removeprefix("Value error, ")) from exc
+        raise validation_error(exc, path, model=TrainConfig) from exc
 
 
 def default_train_config(env_id: str) -> TrainConfig:

@@ -14,6 +14,7 @@ from pydantic import ValidationError
 
 from sim2real.core.camera import CameraIntrinsics
 from sim2real.core.errors import InputError
+from sim2real.core.strict import validation_error
 
 CLOUD_SUFFIXES = (".pcd", ".ply")
 MAX_PINHOLE_RESIDUAL_PX = 0.5
@@ -207,7 +208,7 @@ def _cloud_to_depth(
             depth_scale=camera.depth_scale if camera is not None else 0.001,
         )
     except ValidationError as exc:  # e.g. a principal point outside the image
-        why = exc.errors()[0]["msg"].removeprefix("Value error, ")
+        why = validation_error(exc, path).message
         raise InputError(path, "points", f"not a pinhole organised cloud: {why}") from None
     if camera is not None:
         off = max(abs(getattr(camera, k) - fit[k]) for k in ("fx", "fy", "cx", "cy"))

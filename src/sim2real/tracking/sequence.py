@@ -59,7 +59,7 @@ class Sequence:
     T_depth_color: np.ndarray | None = None
     """(4, 4) pose of the colour camera in the depth camera's frame (maps colour-camera
     coordinates into depth-camera ones); None: identity (registered colour)."""
-    unit_checked: bool = field(default=False, repr=False)
+    unit_checked: bool = field(default=False, init=False, repr=False)
     """Set once a frame with returns was read at a depth any camera works at (the unit holds)."""
 
     def __len__(self) -> int:
