@@ -774,6 +774,23 @@ CASES = [
         2,
         ["p.jsonl", "line 1"],
     ),
+    (
+        "adapt: two tracks in one poses file",
+        lambda f, s: [
+            "adapt",
+            f["trajectory"],
+            "--taught-pose",
+            POSE,
+            "--observed",
+            spoil(s / "p.jsonl", _tracking_lines(4, 5, 2)),
+            "--camera-pose",
+            POSE,
+            "--out",
+            s / "a.csv",
+        ],
+        2,
+        ["p.jsonl", "line 3, frame", "frame 2 follows frame 5"],
+    ),
     # --- model ----------------------------------------------------------------------------
     (
         "prepare: input missing",
@@ -1173,6 +1190,11 @@ def _rgb(path: Path) -> Path:
 def _folder(path: Path) -> Path:
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def _tracking_lines(*frames: int) -> str:
+    rec = {"status": "tracking", "score": 0.9, "T_cam_part": np.eye(4).tolist()}
+    return "".join(json.dumps({**rec, "frame": f}) + "\n" for f in frames)
 
 
 def _gt(s: Path) -> Path:

@@ -9,7 +9,13 @@ import numpy as np
 import pytest
 
 from sim2real.core.camera import CameraIntrinsics
-from sim2real.core.camera_io import PCL_DEFAULT_SIZE, load_camera, load_camera_pose, save_camera
+from sim2real.core.camera_io import (
+    PCL_DEFAULT_SIZE,
+    load_camera,
+    load_camera_pose,
+    load_world_camera_pose,
+    save_camera,
+)
 from sim2real.core.errors import InputError
 
 # ---- real files: the exact numbers written in them -------------------------------------------
@@ -47,6 +53,19 @@ def test_m3t_camera2world_pose(real_data):
     assert T[0, 0] == pytest.approx(0.99985489, abs=1e-6)  # re-orthonormalised: within 1e-6
     assert np.allclose(T[:3, :3].T @ T[:3, :3], np.eye(3), atol=1e-12)
     assert np.array_equal(T[3], [0, 0, 0, 1])
+
+
+def test_a_world_camera_pose_is_an_m3t_yaml_or_any_pose(real_data, tmp_path):
+    """`model tune --camera-pose` with a 4x4 text said "expected a YAML mapping" (probe)."""
+    m3t = real_data / "depth-m3t" / "depth_camera.yaml"
+    T = load_camera_pose(m3t)
+    assert np.array_equal(load_world_camera_pose(m3t), T)
+    text = tmp_path / "T_world_cam.txt"
+    text.write_text("\n".join(" ".join(repr(float(v)) for v in row) for row in T))
+    assert np.allclose(load_world_camera_pose(text), T, atol=1e-12)
+    assert np.allclose(load_world_camera_pose("0 0 0.5 0 0 0 1")[:3, 3], [0, 0, 0.5])
+    with pytest.raises(InputError, match="camera_pose"):
+        load_world_camera_pose(str(tmp_path / "missing.yaml"))
 
 
 def test_pcl_grabber_xml(real_data):

@@ -79,3 +79,18 @@ def test_nan_score_reads_as_no_value_and_a_score_above_one_is_refused(tmp_path):
     path.write_text(json.dumps({**line, "score": 1.5}) + "\n")
     with pytest.raises(InputError, match="line 1, score"):
         read_pose_records(path)
+
+
+@pytest.mark.parametrize("last_frame", [7, 5])
+def test_a_last_frame_not_after_the_one_before_is_refused(tmp_path, last_frame):
+    """Two trackers appending to one file (or a new track appended to an old one): the last
+    line may be the other track's, so adapting from it is refused (found by probing adapt)."""
+    rec = {"status": "tracking", "score": 0.9, "T_cam_part": np.eye(4).tolist()}
+    path = tmp_path / "poses.jsonl"
+    lines = [json.dumps({**rec, "frame": f}) for f in (6, 7, last_frame)]
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(InputError, match=f"frame {last_frame} follows frame 7") as err:
+        last_pose_record(path)
+    assert err.value.field == "line 3, frame"
+    path.write_text("\n".join(lines[:2]) + "\n")
+    assert last_pose_record(path)[0].frame == 7

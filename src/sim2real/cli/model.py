@@ -107,8 +107,12 @@ def tune_cmd(
         typer.Option("--camera", help="Camera of depth images (organised clouds carry theirs)."),
     ] = None,
     camera_pose: Annotated[
-        Path | None,
-        typer.Option("--camera-pose", help="T_world_cam: the --poses are then T_world_part."),
+        str | None,
+        typer.Option(
+            "--camera-pose",
+            help="T_world_cam (an M3T camera YAML, or a pose as --poses takes it): the --poses "
+            "are then T_world_part.",
+        ),
     ] = None,
     sensor: Annotated[
         str, typer.Option("--sensor", help="Sensor preset whose noise the comparison simulates.")
@@ -125,7 +129,7 @@ def tune_cmd(
 ) -> None:
     """Measure where the real sensor returns depth on the part and where it departs from the
     model; store it in MODEL_DIR (returns.npz, tuning.yaml) for the tracker and the renderer."""
-    from sim2real.core.camera_io import load_camera, load_camera_pose
+    from sim2real.core.camera_io import load_camera, load_world_camera_pose
     from sim2real.models.tune import tune_model_dir, write_tuning
     from sim2real.sensors.presets import get_preset
     from sim2real.sensors.profile import load_profile
@@ -141,7 +145,7 @@ def tune_cmd(
         list(poses),
         camera=load_camera(camera) if camera is not None else None,
         profile=noise,
-        T_world_cam=load_camera_pose(camera_pose) if camera_pose is not None else None,
+        T_world_cam=load_world_camera_pose(camera_pose) if camera_pose is not None else None,
         refine=refine,
     )
     write_tuning(model_dir, result)

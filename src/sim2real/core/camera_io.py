@@ -372,3 +372,14 @@ def load_camera_pose(path: str | Path) -> np.ndarray:
     if T.size == 16:
         T = T.reshape(4, 4)
     return check_rigid(T, path, "camera2world_pose")
+
+
+def load_world_camera_pose(text: str | Path) -> np.ndarray:
+    """(4, 4) ``T_world_cam`` from an M3T camera YAML (its ``camera2world_pose``) or from a
+    pose as every pose option takes it (inline numbers, a 4x4 text, JSON or YAML file)."""
+    from sim2real.core.pose import parse_pose
+
+    path = Path(text)
+    if path.is_file() and "camera2world_pose" in path.read_text(errors="replace")[:65536]:
+        return load_camera_pose(path)
+    return parse_pose(text, field="camera_pose")

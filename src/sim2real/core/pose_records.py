@@ -152,11 +152,24 @@ def read_pose_records(path: str | Path) -> list[PoseRecord]:
 
 
 def last_pose_record(path: str | Path) -> tuple[PoseRecord, int]:
-    """The last record of a ``poses.jsonl`` and its line number. Only that line is read: a
-    half-written line from a live tracker is an error, never a pose."""
+    """The last record of a ``poses.jsonl`` and its line number: a half-written last line from
+    a live tracker is an error, never a pose. The line before it is read too: a last frame id
+    not above the one before means two trackers write the file or a track was appended to an
+    older one, and the last line may be another track's."""
     path, numbered = _lines(path)
     n, line = numbered[-1]
-    return _parse_line(line, path, n), n
+    record = _parse_line(line, path, n)
+    if len(numbered) > 1:
+        n_before, line_before = numbered[-2]
+        before = _parse_line(line_before, path, n_before)
+        if record.frame <= before.frame:
+            raise InputError(
+                path,
+                f"line {n}, frame",
+                f"frame {record.frame} follows frame {before.frame} (line {n_before}): two "
+                "tracks in one file? start a new poses file",
+            )
+    return record, n
 
 
 def write_pose_records(path: str | Path, records: list[PoseRecord]) -> None:
