@@ -112,8 +112,13 @@ def test_render_png_round_trip_with_sensor_preset(tmp_path, box_obj):
     # the box top is 0.6 - 0.025 = 0.575 m from the camera; noise at that range is ~ 1 mm
     assert np.median(depth[230:250, 414:434]) == pytest.approx(0.575, abs=0.004)
     assert json.loads(out.with_suffix(".json").read_text())["depth_scale"] == pytest.approx(0.001)
-    config = (tmp_path / "box.config.yaml").read_text()
+    config = (tmp_path / "box.png.config.yaml").read_text()
     assert "realsense-d435" in config and "T_cam_part" in config
+    # a cloud of the same stem keeps its own record (both were box.config.yaml: the last won)
+    cloud = tmp_path / "box.ply"
+    assert run_cli("depth", "render", box_obj, "--pose", BOX_POSE, "--out", cloud).returncode == 0
+    assert "realsense-d435" in (tmp_path / "box.png.config.yaml").read_text()
+    assert "realsense-d435" not in (tmp_path / "box.ply.config.yaml").read_text()
 
 
 def test_render_npy_ideal_is_exact_and_seeded_noise_repeats(tmp_path, box_obj):

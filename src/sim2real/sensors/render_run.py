@@ -56,13 +56,14 @@ class RenderRun:
 
     def write(self, out: str | Path) -> list[Path]:
         """The depth (.png uint16 at the camera's depth scale, .tif/.npy metres) or the
-        back-projected cloud (.ply/.pcd), and ``<stem>.config.yaml``; each atomically."""
+        back-projected cloud (.ply/.pcd), and ``<out>.config.yaml`` (the whole name: renders to
+        ``x.tif`` and ``x.pcd`` each keep their own); each atomically."""
         out = Path(out)
         if out.suffix.lower() in POINT_CLOUD_SUFFIXES:
             write_point_cloud(out, self.camera.backproject(self.result.depth_m))
         else:
             write_depth(out, self.result.depth_m, depth_scale=self.camera.depth_scale)
-        config = out.with_name(out.stem + ".config.yaml")
+        config = out.with_name(out.name + ".config.yaml")
         write_render_config(config, self.scene, self.camera, self.profile, self.seed)
         return [out, config]
 
