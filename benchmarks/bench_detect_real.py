@@ -63,7 +63,9 @@ def tum_frames(root: Path):
 
     d = root / "depth-open3d"
     depth = [d / "TUM_depth.png"]
-    seq = load_sequence(depth, d / "camera_primesense.json", color=[d / "TUM_color.png"])
+    seq = load_sequence(
+        depth, d / "camera_primesense.json", encoding="tum", color=[d / "TUM_color.png"]
+    )
     return [
         (f"TUM {frame}", rgb, z, K, None) for frame, rgb, z, K, _ in sequence_frames(seq, depth)
     ]

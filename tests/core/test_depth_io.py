@@ -29,6 +29,24 @@ def test_tum_png_is_value_over_5000(real_data):
     assert np.mean(depth > 0) == pytest.approx(0.808, abs=0.001)
 
 
+def test_tum_and_sun_pngs_are_not_read_as_millimetres_by_default(real_data, tmp_path):
+    """Read as millimetres, TUM's and SUN's frames land at plausible ranges (5x, 8x too far):
+    their values say what they are (multiples of 5, of 8), the default encoding refuses them."""
+    d = real_data / "depth-open3d"
+    for name, needle in (("TUM_depth.png", "--encoding tum"), ("SUN_depth.png", "--encoding sun")):
+        with pytest.raises(InputError, match=needle) as err:
+            read_depth(d / name)
+        assert err.value.field == "encoding" and name in str(err.value)
+        assert read_depth(d / name, encoding="png").max() > 0  # the caller's word is kept
+    for real_mm in (d / "depth.png", real_data / "rgbd-visp-rbt" / "depth" / "000000.png"):
+        assert np.median(read_depth(real_mm)[read_depth(real_mm) > 0]) < 2.0
+    rng = np.random.default_rng(0)
+    as_tum = (rng.integers(400, 3000, (60, 80)) * 5).astype(np.uint16)
+    Image.fromarray(as_tum).save(tmp_path / "t.png")
+    (tmp_path / "t.json").write_text('{"depth_scale": 0.0002}')  # a sidecar says the unit
+    assert read_depth(tmp_path / "t.png").max() == pytest.approx(as_tum.max() / 5000)
+
+
 def test_sun_bit_rotation_by_hand(tmp_path):
     # (v >> 3) | (v << 13) on 16 bits: 8 -> 1 mm; 1 -> 8192 mm; 0x8001 -> 0x3000 | 0x2000
     raw = np.array([[8, 1, 0x8001, 0]], dtype=np.uint16)

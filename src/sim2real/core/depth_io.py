@@ -5,6 +5,8 @@ Encodings ``read_depth`` understands (``encoding="auto"`` picks by suffix: ``.pn
 
 - ``png``: uint16 x ``depth_scale`` [m per unit]; the scale comes from the argument, else the
   sidecar ``<stem>.json`` that ``write_depth`` leaves beside it, else 0.001 (millimetres);
+  guessed from the suffix and read as millimetres, an image whose values say TUM or SUN (below)
+  is refused;
 - ``tiff``: uint16 x ``depth_scale`` (PCL's grabber frames: mm), or float32 already in metres;
 - ``tum``: TUM RGB-D PNG, depth = value / 5000 m;
 - ``sun``: SUN RGB-D / SUN3D PNG: uint16 with the bits rotated right by 3,
@@ -130,7 +132,7 @@ def _read_npy(path: Path) -> np.ndarray:
 
 
 def _units_to_metres(
-    path: Path, raw: np.ndarray, encoding: str, depth_scale: float | None
+    path: Path, raw: np.ndarray, encoding: str, depth_scale: float | None, guessed: bool
 ) -> np.ndarray:
     if raw.dtype != np.uint16:
         raise InputError(path, "dtype", f"expected uint16 (or float metres) depth, got {raw.dtype}")
@@ -141,10 +143,40 @@ def _units_to_metres(
         scale = TUM_DEPTH_SCALE
     elif depth_scale is not None:
         scale = depth_scale
+        mm_by_default = scale == DEFAULT_DEPTH_SCALE and not sidecar_path(path).is_file()
+        if guessed and encoding == "png" and mm_by_default:  # a camera file's default unit
+            _refuse_other_png_formats(path, raw)
     else:
         sidecar = _read_sidecar_scale(path) if encoding == "png" else None
+        if sidecar is None and guessed:
+            _refuse_other_png_formats(path, raw)
         scale = sidecar or DEFAULT_DEPTH_SCALE
     return (raw.astype(np.float64) * scale).astype(np.float32)
+
+
+# Two PNG formats whose unit the image does not say but whose values do: TUM RGB-D stores the
+# Kinect's millimetres times 5 (every value a multiple of 5), SUN RGB-D rotates millimetres left
+# by 3 bits (multiples of 8 below 8.192 m). A sensor's millimetres hit either about 1 time in 5
+# or 8 (0.19-0.23 and 0.12-0.16 on every real millimetre PNG here). Read as millimetres, both
+# fall at plausible ranges (TUM 5x, SUN 8x too far), so only the values can tell.
+_OTHER_PNG_FORMATS = ((5, 0.99, "tum", "TUM RGB-D's depth x 5000"), (8, 0.9, "sun", "SUN RGB-D's"))
+
+
+def _refuse_other_png_formats(path: Path, raw: np.ndarray) -> None:
+    values = raw[raw > 0]
+    if values.size < 1000 or np.unique(values[:20000]).size < 32:  # too few to tell (or synthetic)
+        return
+    for step, share, encoding, what in _OTHER_PNG_FORMATS:
+        multiples = np.mean(values % step == 0)
+        if multiples >= share:
+            raise InputError(
+                path,
+                "encoding",
+                f"{100 * multiples:.0f} % of the depth values are multiples of {step}: {what} "
+                "format, not millimetres? "
+                f"pass --encoding {encoding}, or --encoding png (or a {sidecar_path(path).name} "
+                'with {"depth_scale": ...}) to read it as is',
+            )
 
 
 def _check_scale(path: Path, depth_scale: float | None, encoding: str) -> None:
@@ -173,7 +205,8 @@ def read_depth(
         )
     if not path.is_file():
         raise InputError(path, None, "depth image not found")
-    if encoding == "auto":
+    guessed = encoding == "auto"
+    if guessed:
         encoding = _BY_SUFFIX.get(path.suffix.lower(), "")
         if not encoding:
             raise InputError(
@@ -195,7 +228,7 @@ def read_depth(
                 raise InputError(path, "depth_scale", "a float TIFF is already in metres")
             depth = raw.astype(np.float32)
         else:
-            depth = _units_to_metres(path, raw, encoding, depth_scale)
+            depth = _units_to_metres(path, raw, encoding, depth_scale, guessed)
 
     if depth.ndim != 2:
         raise InputError(

@@ -110,8 +110,8 @@ class Sequence:
             scale = self.depth_scale_by_frame.get(self.frame_ids[i], scale)
         if encoding in _FIXED_UNIT_ENCODINGS:
             scale = None
-        try:
-            depth = read_depth(path, encoding=encoding, depth_scale=scale)
+        try:  # the encoding as given: read_depth checks what it guesses
+            depth = read_depth(path, encoding=self.encoding, depth_scale=scale)
         except InputError as exc:
             if exc.field != "depth_scale" or scale is None or encoding != "tiff":
                 raise
