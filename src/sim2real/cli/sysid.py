@@ -115,7 +115,8 @@ def eval_cmd(
     ] = False,
 ) -> None:
     """Position RMSE of MODEL on LOGs over 0.5 s and 2 s segments started from the measured
-    state and driven by the logged controls."""
+    state and driven by the logged controls; a log whose header states its controller gain
+    (a servo's kp) is replayed at that gain."""
     from sim2real.sysid.run import evaluate_model
 
     evaluation = evaluate_model(

@@ -19,13 +19,20 @@ import numpy as np
 
 from sim2real.params.space import JointPrior, Param, ParamSpace, Prior
 from sim2real.sim.model import SimModel
+from sim2real.sysid.gain import record_kp
 
 
 def fitted_mjcf(
-    sim: SimModel, space: ParamSpace, values: np.ndarray, ctrl_abs_max: np.ndarray | None = None
+    sim: SimModel,
+    space: ParamSpace,
+    values: np.ndarray,
+    ctrl_abs_max: np.ndarray | None = None,
+    *,
+    kp: float | None = None,
 ) -> tuple[str, dict, list[str]]:
     """(MJCF text, sidecar dict, notes on approximations). ``ctrl_abs_max`` (nu,): largest
-    logged |ctrl| per actuator; control ranges are widened to 1.25 x that, never narrowed."""
+    logged |ctrl| per actuator; control ranges are widened to 1.25 x that, never narrowed.
+    ``kp``: the controller gain of the fitted logs, recorded in the MJCF (see :mod:`gain`)."""
     model, extras = sim.instantiate(space, values)
     dofs = sim.dof_names
     native: dict[str, float] = {}
@@ -60,6 +67,8 @@ def fitted_mjcf(
                 model.actuator_ctrlrange[a] = (min(lo, -need), max(hi, need))
     spec = sim.spec.copy()
     spec.copy_back(model)
+    if kp is not None:
+        record_kp(spec, kp)
     text = spec.to_xml()
     sidecar = {
         "about": "exact terms MuJoCo lacks; sim2real's loader applies them to the MJCF beside",

@@ -22,6 +22,7 @@ from sim2real.sim.mapping import LogMapping, load_mapping
 from sim2real.sim.model import SimModel, load_sim_model, sim_model_from_xml
 from sim2real.sysid.evaluate import HorizonError, prediction_errors
 from sim2real.sysid.fit import FitConfig, FitResult, fit_params
+from sim2real.sysid.gain import errors_at_log_gains, gain_notes, model_kp, one_gain
 from sim2real.sysid.objective import ObjectiveConfig
 from sim2real.sysid.outputs import derived_quantities, dr_space, fitted_mjcf
 from sim2real.sysid.reference import Reference, reference_for
@@ -80,7 +81,7 @@ class SysidResult:
                     f"{h:g} s {d:+.4f} rad" for h, d in cost.items()))  # fmt: skip
         if self.reference and self.reference_errors:
             lines.append(f"{self.reference.label}: " + _fmt(self.reference_errors))
-        return lines
+        return lines + [f"note: {note}" for note in self.notes]
 
     def param_std(self) -> np.ndarray:
         """(P,) 1-sigma per parameter: 0 for fixed ones, inf for unidentified ones."""
@@ -238,12 +239,15 @@ def identify(
         sim.actuator_index(a, "mapping actuators")
     dt = float(sim.model.opt.timestep)
     train = load_logs(list(logs), mp, dt)
-    _one_gain(train)
+    # the fitted gain holds at the training logs' kp: hold-out logs are replayed at their own
+    kp = one_gain(train) or model_kp(sim)
     held = load_logs(list(holdout or []), mp, dt)
     fit = fit_params(sim, space, train, cfg, progress=progress)
     sf = cfg.objective.state_filter_s
     train_err = prediction_errors(sim, space, fit.values, train, state_filter_s=sf)
-    hold_err = prediction_errors(sim, space, fit.values, held, state_filter_s=sf) if held else {}
+    hold_err = (
+        errors_at_log_gains(sim, space, fit.values, held, kp, state_filter_s=sf) if held else {}
+    )
     if held and not hold_err:  # else the fit would be reported without its hold-out error
         _no_segment(held, "hold-out")
     ctrl_max = np.zeros(sim.model.nu)
@@ -251,10 +255,11 @@ def identify(
         for k, a in enumerate(log.actuators):
             i = sim.actuator_index(a)
             ctrl_max[i] = max(ctrl_max[i], float(np.abs(log.ctrl[:, k]).max()))
-    text, sidecar, approx = fitted_mjcf(sim, space, fit.values, ctrl_max)
+    text, sidecar, approx = fitted_mjcf(sim, space, fit.values, ctrl_max, kp=kp)
     plain = sim_model_from_xml(text, "fitted MJCF")
     empty = ParamSpace(params=[])
-    plain_err = prediction_errors(plain, empty, np.zeros(0), held or train, state_filter_s=sf)
+    plain_err = errors_at_log_gains(plain, empty, np.zeros(0), held or train, kp,
+                                    state_filter_s=sf)  # fmt: skip
     ref = reference_for(builtin.name) if (reference and builtin is not None) else None
     ref_err = (
         prediction_errors(ref.sim, ref.space, ref.values, held or train, state_filter_s=sf)
@@ -275,7 +280,7 @@ def identify(
         builtin.name if builtin else str(path), sim, space, mp, train, held, fit, train_err,
         hold_err, plain_err, ref, ref_err, text, sidecar, approx,
         derived_quantities(sim, space, fit.values), _derived_std(sim, space, fit), config,
-        time.perf_counter() - start,
+        time.perf_counter() - start, gain_notes(sim, held, kp),
     )  # fmt: skip
 
 
@@ -285,9 +290,10 @@ class ModelEvaluation:
 
     joints: list[str]
     errors: dict[float, HorizonError]
+    notes: list[str] = field(default_factory=list)
 
     def summary_lines(self) -> list[str]:
-        lines = []
+        lines = [f"note: {note}" for note in self.notes]
         for h, e in self.errors.items():
             per = ", ".join(
                 f"{j} {v:.4f}" for j, v in zip(self.joints, e.per_joint_rad, strict=True)
@@ -330,20 +336,11 @@ def evaluate_model(
         else load_sim_model(path, drive_joints=list(mp.actuators))
     )
     robot_logs = load_logs(logs, mp, float(sim.model.opt.timestep))
-    errors = prediction_errors(sim, ParamSpace(params=[]), np.zeros(0), robot_logs)
+    kp = model_kp(sim)
+    errors = errors_at_log_gains(sim, ParamSpace(params=[]), np.zeros(0), robot_logs, kp)
     if not errors:
         _no_segment(robot_logs, "evaluation")
-    return ModelEvaluation(list(robot_logs[0].joints), errors)
-
-
-def _one_gain(logs: list[RobotLog]) -> None:
-    """Logs fitted together must share the controller gain their headers state (a servo's
-    ``kp``): the model holds one gain, a fit across several would average them."""
-    gains = [(log, log.meta["kp"]) for log in logs if "kp" in log.meta]
-    for log, kp in gains[1:]:
-        if kp != gains[0][1]:
-            why = f"{kp} here, {gains[0][1]} in {gains[0][0].source}: fit each gain on its own logs"
-            raise InputError(log.source, "kp", why)
+    return ModelEvaluation(list(robot_logs[0].joints), errors, gain_notes(sim, robot_logs, kp))
 
 
 def _no_segment(logs: list[RobotLog], what: str) -> None:

@@ -140,3 +140,22 @@ def _initial_states(log: RobotLog, width_s: float, dt: float) -> tuple[np.ndarra
     q = savgol_filter(log.qpos, win, 2, axis=0, mode="interp")
     v = savgol_filter(log.qpos, win, 2, deriv=1, delta=dt, axis=0, mode="interp")
     return q, v
+
+
+_PER_SEGMENT = ("qpos0", "qvel0", "ctrl", "meas_q", "meas_v")
+
+
+def concat_segments(parts: list[Segments], log_rows: list[np.ndarray]) -> Segments:
+    """Segments of groups of logs as one (``log_rows[g]``: the indices, in the full list, of
+    the logs ``parts[g]`` was cut from), so ``log_index`` points into the full list."""
+    first = parts[0]
+    return Segments(
+        *(np.concatenate([getattr(p, k) for p in parts]) for k in _PER_SEGMENT),
+        first.q_adr,
+        first.v_adr,
+        np.concatenate([rows[p.log_index] for p, rows in zip(parts, log_rows, strict=True)]),
+        np.concatenate([p.t0_s for p in parts]),
+        first.steps,
+        first.hist,
+        first.dt_s,
+    )
