@@ -163,6 +163,17 @@ def test_bad_inputs_are_one_line_errors_and_write_nothing(cli_setup, tmp_path):
                    "--out", out2, "--k", "1")  # fmt: skip
     assert_one_line_error(proc, "scene_gt.json", "frame ids", "not in the frames")
     assert not out2.exists()
+    # labels of another object than the part, a frame without labels, a --model of another part
+    for doc, extra, needles in (
+        ({k: [{**e, "obj_id": 2} for e in v] for k, v in gt.items()}, (), ("obj_id", "object 2")),
+        ({**gt, "0": []}, (), ("0: frame 0 has no labels at all",)),
+        (gt, ("--model", other), ("other.ply", "model", "another part")),
+    ):
+        labels.write_text(json.dumps(doc))
+        proc = run_cli("detect", "finetune", det, "--frames", root / "seq", "--labels", labels,
+                       "--out", out2, "--k", "1", *extra)  # fmt: skip
+        assert_one_line_error(proc, *needles)
+        assert not out2.exists()
     # a detector folder without its weights
     broken = tmp_path / "DET_broken"
     broken.mkdir()

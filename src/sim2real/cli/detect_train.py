@@ -77,6 +77,20 @@ ColorOption = Annotated[
 ]
 
 
+ModelOption = Annotated[
+    Path | None,
+    typer.Option("--model", help="The part: checked to be the one the detector knows."),
+]
+
+
+def check_model_option(detector, model: Path | None) -> None:
+    """``--model``: InputError when it is not the part the detector was trained for."""
+    if model is not None:
+        from sim2real.models.part import load_part
+
+        detector.check_model(load_part(model).mesh, model)
+
+
 def run_cmd(
     det: Annotated[Path, typer.Argument(help="A detector folder (detect train).")],
     out: Annotated[Path, typer.Option("--out", help="detections.jsonl: one line per frame.")],
@@ -90,10 +104,7 @@ def run_cmd(
         typer.Option("--color-camera", help="The colour camera when not registered to depth."),
     ] = None,
     extrinsic: ExtrinsicOption = None,
-    model: Annotated[
-        Path | None,
-        typer.Option("--model", help="The part: checked to be the one the detector knows."),
-    ] = None,
+    model: ModelOption = None,
     min_confidence: Annotated[
         float | None,
         typer.Option(
@@ -123,10 +134,7 @@ def run_cmd(
         raise InputError(out, "--out", "detections are written as JSON lines: use a .jsonl name")
     check_writable(out, "--out")
     detector = load_detector(det)
-    if model is not None:
-        from sim2real.models.part import load_part
-
-        detector.check_model(load_part(model).mesh, model)
+    check_model_option(detector, model)
     if min_confidence is not None:
         settings = detector.info.settings
         detector.info.settings = settings.model_copy(update={"min_confidence": min_confidence})
@@ -174,7 +182,10 @@ def finetune_cmd(
     minutes: Annotated[
         float | None, typer.Option("--minutes", min=0.01, help="Fine-tuning time budget \\[min].")
     ] = None,
-    obj_id: Annotated[int | None, typer.Option("--obj-id", help="The part's BOP obj_id.")] = None,
+    obj_id: Annotated[
+        int | None, typer.Option("--obj-id", help="The part's BOP obj_id in --labels (default 1).")
+    ] = None,
+    model: ModelOption = None,
     camera: Annotated[
         Path | None, typer.Option("--camera", help="Camera file; takes precedence.")
     ] = None,
@@ -190,16 +201,18 @@ def finetune_cmd(
         finetune_detector,
         write_finetuned_folder,
     )
+    from sim2real.detect.part_labels import load_part_labels
     from sim2real.detect.report import detections_summary
     from sim2real.detect.run import color_frames, color_images, sequence_frames
     from sim2real.detect.train import TrainConfig
-    from sim2real.tracking.sequence import load_scene_gt, load_sequence
+    from sim2real.tracking.sequence import load_sequence
 
     check_frame_sources(frames, color, camera)
     check_writable(out, "--out", folder=True)
     detector = load_detector(det)
+    check_model_option(detector, model)
     train_cfg = validate(TrainConfig, read_yaml_mapping(det / "config.yaml"), det / "config.yaml")
-    gt = load_scene_gt(labels, obj_id)
+    gt = load_part_labels(labels, obj_id)
     if frames:
         source = frames[0] if len(frames) == 1 and frames[0].is_dir() else list(frames)
         sequence = load_sequence(source, camera, color=color)
