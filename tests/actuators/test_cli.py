@@ -209,6 +209,10 @@ def test_bad_model_bench_and_holdout(tmp_path):
         fit_actuator([path], "servo-bam-xl330", "pd", holdout_kp=400)
     with pytest.raises(InputError, match="none left"):
         fit_actuator([path], "servo-bam-xl330", "pd", holdout_kp=200)
+    copy = tmp_path / "copy.json"
+    copy.write_text(path.read_text())
+    with pytest.raises(InputError, match=r"same recording as .*ok\.json: given twice"):
+        fit_actuator([path, copy], "servo-bam-xl330", "pd")
     assert not out.exists()
 
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from sim2real.core.errors import InputError
-from sim2real.sim.logs import despike, read_log, resample_log
+from sim2real.sim.logs import despike, read_log, refuse_repeated_logs, resample_log
 from sim2real.sim.mapping import LogMapping, load_mapping
 
 MAPPING = LogMapping(
@@ -136,6 +136,29 @@ def test_degrees_are_warned_about(tmp_path):
         warnings.simplefilter("error")
         log = read_log(write_csv(tmp_path / "b.csv", rows), deg)
     assert np.allclose(log.qpos[:, 0], np.sin(t))
+    # both in degrees, under 126 deg (7,200 rad... not reached): the speed gives them away
+    swing = 2.0 * np.sin(2 * np.pi * t)
+    rows = [[a, b, c, 0.0] for a, b, c in
+            zip(t, np.degrees(swing), np.degrees(np.gradient(swing, t)), strict=True)]  # fmt: skip
+    with pytest.warns(UserWarning, match="both in degrees"):
+        read_log(write_csv(tmp_path / "c.csv", rows), MAPPING)
+
+
+def test_one_recording_given_twice_is_refused(tmp_path):
+    t = np.arange(300) * 0.01
+    rows = [[a, np.sin(a), np.cos(a), 0.1] for a in t]
+    a = read_log(write_csv(tmp_path / "a.csv", rows), MAPPING)
+    shifted = read_log(
+        write_csv(tmp_path / "b.csv", [[r[0] + 12.0, *r[1:]] for r in rows]), MAPPING
+    )
+    other = read_log(
+        write_csv(tmp_path / "c.csv", [[r[0], 2 * r[1], *r[2:]] for r in rows]), MAPPING
+    )
+    refuse_repeated_logs([a, other])
+    with pytest.raises(InputError, match=r"same recording as .*a\.csv: held out and fitted"):
+        refuse_repeated_logs([a, other, shifted], held_out=1)
+    with pytest.raises(InputError, match="given twice"):
+        refuse_repeated_logs([a, shifted, other], held_out=1)
 
 
 def test_json_records_valid_if_and_despike(tmp_path):

@@ -48,7 +48,7 @@ def test_bad_input_one_line_exit_2_no_output(tmp_path, synth_csv, case, needles)
 def test_fit_and_eval_round_trip(tmp_path, synth_csv):
     path, _ = synth_csv
     out = tmp_path / "fitted.xml"
-    proc = run_cli("sysid", "fit", "--model", "pendulum-dfki", "--log", path, "--holdout", path,
+    proc = run_cli("sysid", "fit", "--model", "pendulum-dfki", "--log", path,
                    "--out", out, "--max-iter", "3", "--quiet")  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert out.is_file() and (tmp_path / "dr.yaml").is_file()

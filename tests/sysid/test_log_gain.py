@@ -83,3 +83,25 @@ def test_fit_records_its_kp_and_judges_a_hold_out_at_its_own(tmp_path, servo_log
         assert ev.returncode == 0, ev.stderr
         rmse = float(ev.stdout.split("0.5 s segments: position RMSE ")[1].split()[0])
         assert rmse < 5e-3, ev.stdout
+
+
+def test_a_log_without_kp_is_said_and_not_fitted_beside_logs_with_one(tmp_path, servo_logs):
+    doc = json.loads(servo_logs[400].read_text())
+    del doc["kp"]
+    unstated = tmp_path / "nokp.json"
+    unstated.write_text(json.dumps(doc))
+    ev = evaluate_model(SERVO.name, [unstated, servo_logs[200]])
+    assert ev.notes == ["1 log(s) state no kp: replayed at the model's kp 200"]
+    lines = ev.summary_lines()  # each log's own figure beside the pooled one
+    for name in ("nokp.json: ", "kp200.json: "):
+        assert any(line.startswith("  ") and name in line for line in lines), lines
+    proc = run_cli("sysid", "fit", "--model", SERVO.name, "--log", servo_logs[200],
+                   "--log", unstated, "--out", tmp_path / "f.xml", "--max-iter", "3")  # fmt: skip
+    assert proc.returncode == 2 and "nokp.json: kp: not stated" in proc.stderr, proc.stderr
+
+
+def test_a_hold_out_that_is_a_training_log_is_refused(tmp_path, servo_logs):
+    proc = run_cli("sysid", "fit", "--model", SERVO.name, "--log", servo_logs[200],
+                   "--holdout", servo_logs[200], "--out", tmp_path / "f.xml")  # fmt: skip
+    assert proc.returncode == 2 and "held out and fitted" in proc.stderr, proc.stderr
+    assert not (tmp_path / "f.xml").exists()

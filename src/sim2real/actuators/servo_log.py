@@ -198,7 +198,12 @@ def read_logs(paths: list[Path]) -> list[ServoLog]:
     """Every log of ``paths``, checked (``InputError`` naming the file and field)."""
     if not paths:
         raise InputError("--logs", None, "no log given")
-    return [read_servo_log(p) for p in paths]
+    logs = [read_servo_log(p) for p in paths]
+    for j, log in enumerate(logs):  # a log given twice weighs double and judges itself
+        for other in logs[:j]:
+            if log.q_rad.shape == other.q_rad.shape and np.array_equal(log.q_rad, other.q_rad):
+                raise InputError(log.path, None, f"the same recording as {other.path}: given twice")
+    return logs
 
 
 def split_logs(logs: list[ServoLog], holdout_kp: float | None):

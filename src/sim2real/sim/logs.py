@@ -17,6 +17,8 @@ from sim2real.core.errors import InputError
 from sim2real.sim.mapping import LogMapping
 
 DEG_PER_RAD = 180.0 / np.pi
+MAX_JOINT_SPEED_RAD_S = 100.0
+"""Faster than a robot joint turns (955 rpm): a log's positions and velocities in degrees."""
 MAX_MEDIAN_STEP_S = 0.2
 """A log whose samples lie further apart than this (5 Hz) is no robot log: another time unit."""
 
@@ -269,6 +271,9 @@ def _check_units(path, mapping, joints, t, qpos, qvel, has_vel, notes) -> None:
                     msg = f"velocity of {name} looks like degrees/s (= {1 / ratio:.0f} x d/dt position)"
         if msg is None and np.abs(q).max() > 2 * np.pi * 20:
             msg = f"position of {name} reaches {np.abs(q).max():.0f}: looks like degrees, not rad"
+        if msg is None and np.abs(v).max() > MAX_JOINT_SPEED_RAD_S:  # both in degrees
+            msg = (f"velocity of {name} reaches {np.abs(v).max():.0f} rad/s (position and velocity "
+                   "both in degrees?)")  # fmt: skip
         if msg and mapping.position_unit == "rad":
             notes.append(f"warning: {msg}; set position_unit: deg in the mapping if so")
             warnings.warn(
@@ -307,3 +312,18 @@ def resample_log(log: RobotLog, dt_s: float, command_resample: str = "linear") -
         notes=[*log.notes, note],
         dt_s=dt_s,
     )
+
+
+def refuse_repeated_logs(logs: list[RobotLog], held_out: int = 0) -> None:
+    """InputError when one recording is given twice (the same samples on the model's grid:
+    a copy, a time-shifted or resampled one): fitted twice it weighs double, and as a hold-out
+    of its own fit its error is a training error. ``held_out``: how many of the last logs are
+    the hold-out, for the message."""
+    first_held = len(logs) - held_out
+    for j, log in enumerate(logs):
+        for i, other in enumerate(logs[:j]):
+            if log.qpos.shape == other.qpos.shape and np.allclose(
+                log.qpos, other.qpos, rtol=0, atol=1e-9
+            ):
+                role = "held out and fitted" if i < first_held <= j else "given twice"
+                raise InputError(log.source, None, f"the same recording as {other.source}: {role}")

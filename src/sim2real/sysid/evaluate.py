@@ -32,6 +32,22 @@ class HorizonError:
     qpos_sim: np.ndarray
     segs: Segments
 
+    def rmse_per_log(self) -> dict[int, tuple[float, int]]:
+        """Log index -> (RMSE over its segments [rad], its segments): a bad log among good
+        ones shows here, not in the pooled figure."""
+        err = position_error(self.qpos_sim, self.segs)
+        out = {}
+        for i in np.unique(self.segs.log_index):
+            rows = self.segs.log_index == i
+            out[int(i)] = (float(np.sqrt(np.mean(err[rows] ** 2))), int(rows.sum()))
+        return out
+
+
+def position_error(qpos_sim: np.ndarray, segs: Segments) -> np.ndarray:
+    """(S, T, J) simulated minus measured position after each segment's start (pi where the
+    simulation diverged)."""
+    return np.where(np.isfinite(qpos_sim), qpos_sim - segs.meas_q, np.pi)[:, 1:]
+
 
 def prediction_errors(
     sim: SimModel,
@@ -59,7 +75,7 @@ def prediction_errors(
         obj = MultipleShooting(sim, space, segs, ObjectiveConfig(segment_s=h), nthread=nthread)
         ev = obj.evaluate(np.atleast_2d(values))
         q = ev.qpos[0]
-        err = np.where(np.isfinite(q), q - segs.meas_q, np.pi)[:, 1:]
+        err = position_error(q, segs)
         out[h] = HorizonError(
             h,
             float(np.sqrt(np.mean(err**2))),

@@ -41,6 +41,12 @@ def one_gain(logs: list[RobotLog]) -> float | None:
     """The kp the logs share (None when none states one). Logs fitted together must share it:
     the model holds one gain, a fit across several would average them."""
     gains = [(log, kp) for log in logs if (kp := log_kp(log)) is not None]
+    unstated = [log for log in logs if log_kp(log) is None]
+    if gains and unstated:  # else the unstated log would be fitted as if at the others' gain
+        why = (
+            f"not stated, while {gains[0][0].source} states {gains[0][1]:g}: state it in every log"
+        )
+        raise InputError(unstated[0].source, GAIN_FIELD, why)
     for log, kp in gains[1:]:
         if kp != gains[0][1]:
             why = f"{kp:g} here, {gains[0][1]:g} in {gains[0][0].source}: fit each gain on its own logs"
@@ -103,18 +109,23 @@ def errors_at_log_gains(
 
 def gain_notes(sim: SimModel, logs: list[RobotLog], kp: float | None) -> list[str]:
     """What :func:`errors_at_log_gains` did about the logs' kp, for the summary."""
-    stated = sorted({k for log in logs if (k := log_kp(log)) is not None})
-    if not stated or not servo_actuators(sim.model):
+    if not servo_actuators(sim.model):
         return []
-    if kp is None:
-        return [f"the model does not record the {GAIN_FIELD} its servo gain holds at: logs "
-                "replayed with its gain as is (fitted models record it)"]  # fmt: skip
-    return [
+    stated = sorted({k for log in logs if (k := log_kp(log)) is not None})
+    unstated = sum(log_kp(log) is None for log in logs)
+    notes = []
+    if unstated and kp is not None:
+        notes.append(f"{unstated} log(s) state no {GAIN_FIELD}: replayed at the model's "
+                     f"{GAIN_FIELD} {kp:g}")  # fmt: skip
+    if stated and kp is None:
+        notes.append(f"the model does not record the {GAIN_FIELD} its servo gain holds at: logs "
+                     "replayed with its gain as is (fitted models record it)")  # fmt: skip
+    return notes + [
         f"{GAIN_FIELD} {k:g} log(s) replayed with the servo gain x {k / kp:.3g} "
         f"(the model's holds at {GAIN_FIELD} {kp:g}; the torque's droop at high duty is not "
         "modelled: `sim2real actuator fit` models it)"
         for k in stated
-        if k != kp
+        if kp is not None and k != kp
     ]
 
 

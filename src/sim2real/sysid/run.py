@@ -5,6 +5,7 @@ there is one) and returns everything; :meth:`SysidResult.write` writes the outpu
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -17,10 +18,10 @@ from sim2real.core.atomic import write_text_atomic
 from sim2real.core.errors import InputError
 from sim2real.params.space import ParamSpace, load_param_space
 from sim2real.sim.builtin import BUILTINS, BuiltinModel, builtin_model, resolve_model
-from sim2real.sim.logs import RobotLog, read_log, resample_log
+from sim2real.sim.logs import RobotLog, read_log, refuse_repeated_logs, resample_log
 from sim2real.sim.mapping import LogMapping, load_mapping
 from sim2real.sim.model import SimModel, load_sim_model, sim_model_from_xml
-from sim2real.sysid.evaluate import HorizonError, prediction_errors
+from sim2real.sysid.evaluate import HORIZONS_S, HorizonError, prediction_errors
 from sim2real.sysid.fit import FitConfig, FitResult, fit_params
 from sim2real.sysid.gain import errors_at_log_gains, gain_notes, model_kp, one_gain
 from sim2real.sysid.objective import ObjectiveConfig
@@ -242,6 +243,7 @@ def identify(
     # the fitted gain holds at the training logs' kp: hold-out logs are replayed at their own
     kp = one_gain(train) or model_kp(sim)
     held = load_logs(list(holdout or []), mp, dt)
+    refuse_repeated_logs(train + held, held_out=len(held))
     fit = fit_params(sim, space, train, cfg, progress=progress)
     sf = cfg.objective.state_filter_s
     train_err = prediction_errors(sim, space, fit.values, train, state_filter_s=sf)
@@ -291,10 +293,16 @@ class ModelEvaluation:
     joints: list[str]
     errors: dict[float, HorizonError]
     notes: list[str] = field(default_factory=list)
+    sources: list[str] = field(default_factory=list)
 
     def summary_lines(self) -> list[str]:
         lines = [f"note: {note}" for note in self.notes]
-        for h, e in self.errors.items():
+        for h in HORIZONS_S:
+            e = self.errors.get(h)
+            if e is None:
+                lines.append(f"{h:g} s segments: none fit in the logs (too short, gaps or "
+                             "torque off)")  # fmt: skip
+                continue
             per = ", ".join(
                 f"{j} {v:.4f}" for j, v in zip(self.joints, e.per_joint_rad, strict=True)
             )
@@ -302,6 +310,10 @@ class ModelEvaluation:
                 f"{h:g} s segments: position RMSE {e.rmse_rad:.4f} rad ({per}; "
                 f"{e.segments} segments, {e.unstable} unstable)"
             )
+            if len(self.sources) > 1:  # one bad log hides in the pooled figure
+                names = _distinct_names(self.sources)
+                for i, (rmse, n) in e.rmse_per_log().items():
+                    lines.append(f"  {names[i]}: {rmse:.4f} rad ({n} segments)")
         return lines
 
 
@@ -340,7 +352,19 @@ def evaluate_model(
     errors = errors_at_log_gains(sim, ParamSpace(params=[]), np.zeros(0), robot_logs, kp)
     if not errors:
         _no_segment(robot_logs, "evaluation")
-    return ModelEvaluation(list(robot_logs[0].joints), errors, gain_notes(sim, robot_logs, kp))
+    return ModelEvaluation(
+        list(robot_logs[0].joints),
+        errors,
+        gain_notes(sim, robot_logs, kp),
+        [log.source for log in robot_logs],
+    )
+
+
+def _distinct_names(sources: list[str]) -> list[str]:
+    """The logs' paths below their common folder (DFKI's runs share file names)."""
+    paths = [Path(p).resolve() for p in sources]
+    common = Path(os.path.commonpath(paths)) if len(set(paths)) > 1 else paths[0].parent
+    return [str(p.relative_to(common)) for p in paths]
 
 
 def _no_segment(logs: list[RobotLog], what: str) -> None:
