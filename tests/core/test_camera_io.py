@@ -340,3 +340,57 @@ def test_module_import_is_light():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+# ---- formats other labs' tools write (a probe built each from the shared cameras) -----------
+
+
+def test_ros_camera_info_of_a_rectified_stream_takes_the_projection(tmp_path):
+    """K is the raw lens's; the rectified frames a pinhole takes are P's (image_geometry)."""
+    p = tmp_path / "camera_info.yaml"
+    p.write_text(
+        "image_width: 640\nimage_height: 480\ncamera_name: depth\n"
+        "camera_matrix: {rows: 3, cols: 3, data: [600, 0, 318, 0, 601, 242, 0, 0, 1]}\n"
+        "distortion_model: plumb_bob\n"
+        "distortion_coefficients: {rows: 1, cols: 5, data: [0.1, -0.2, 0, 0, 0]}\n"
+        "projection_matrix: {rows: 3, cols: 4, data: [552, 0, 321, 0, 0, 553, 238, 0, 0, 0, 1, 0]}\n"
+    )
+    with pytest.warns(UserWarning, match="projection matrix projection_matrix"):
+        cam = load_camera(p)
+    assert (cam.fx, cam.fy, cam.cx, cam.cy) == (552, 553, 321, 238)
+    # without distortion K holds (P is K with a zero fourth column there)
+    p.write_text(p.read_text().replace("[0.1, -0.2, 0, 0, 0]", "[0, 0, 0, 0, 0]"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert load_camera(p).fx == 600
+
+
+def test_ros2_camera_info_lower_case_and_kalibr_and_pyrealsense2(tmp_path):
+    ros2 = tmp_path / "ros2.yaml"
+    ros2.write_text(
+        "height: 480\nwidth: 640\ndistortion_model: plumb_bob\nd: [0, 0, 0, 0, 0]\n"
+        "k: [615.0, 0.0, 320.5, 0.0, 616.0, 240.5, 0.0, 0.0, 1.0]\n"
+        "p: [615.0, 0.0, 320.5, 0.0, 0.0, 616.0, 240.5, 0.0, 0.0, 0.0, 1.0, 0.0]\n"
+    )
+    cam = load_camera(ros2)
+    assert (cam.fx, cam.cy, cam.width, cam.height) == (615.0, 240.5, 640, 480)
+    kalibr = tmp_path / "camchain.yaml"
+    kalibr.write_text(
+        "cam0:\n  camera_model: pinhole\n  intrinsics: [458.6, 457.3, 367.2, 248.4]\n"
+        "  distortion_model: radtan\n  distortion_coeffs: [0, 0, 0, 0]\n  resolution: [752, 480]\n"
+        "cam1:\n  camera_model: pinhole\n  intrinsics: [1, 1, 1, 1]\n  resolution: [10, 10]\n"
+    )
+    cam = load_camera(kalibr)
+    assert (cam.fx, cam.fy, cam.cx, cam.cy, cam.width) == (458.6, 457.3, 367.2, 248.4, 752)
+    kalibr.write_text(kalibr.read_text().replace("camera_model: pinhole", "camera_model: omni", 1))
+    with pytest.raises(InputError, match=r"cam0\.camera_model"):
+        load_camera(kalibr)
+    rs = tmp_path / "rs_intrinsics.json"
+    rs.write_text(json.dumps({"width": 848, "height": 480, "ppx": 421.9, "ppy": 238.7,
+                              "fx": 425.1, "fy": 425.1, "model": "brown_conrady",
+                              "coeffs": [0, 0, 0, 0, 0]}))  # fmt: skip
+    cam = load_camera(rs)
+    assert (cam.cx, cam.cy, cam.width) == (421.9, 238.7, 848)
+    rs.write_text(json.dumps({"width": 848, "height": 480, "ppx": 421.9, "fx": 425.1, "fy": 425.1}))
+    with pytest.raises(InputError, match="ppy: missing field"):
+        load_camera(rs)

@@ -240,3 +240,14 @@ def test_write_errors_name_the_field(tmp_path):
     with pytest.raises(InputError, match="depth_scale"):
         write_depth(tmp_path / "d.png", np.ones((2, 2)), depth_scale=0)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_pgm_of_millimetres_is_not_read_as_kinect_disparity(tmp_path):
+    """A .pgm is read as NYU's raw 11-bit disparity; a standard 16-bit PGM of millimetres
+    (big-endian, values far above 2047) decoded so gave garbage depth silently."""
+    mm = np.random.default_rng(0).integers(500, 3000, (40, 60)).astype(">u2")
+    path = tmp_path / "depth.pgm"
+    path.write_bytes(b"P5\n60 40\n65535\n" + mm.tobytes())
+    with pytest.raises(InputError, match=r"not the Kinect's 11-bit raw disparity.*--encoding png"):
+        read_depth(path)
+    assert np.allclose(read_depth(path, encoding="png"), mm / 1000.0)

@@ -10,8 +10,9 @@
   ``camera_<sensor>.json`` in the scene folder or up to two folders above it;
 - Open3D ``PinholeCameraIntrinsic`` JSON: ``width``, ``height``, ``intrinsic_matrix``
   (9 numbers, column-major);
-- OpenCV / M3T YAML: M3T's ``intrinsics: {f_u, f_v, pp_x, pp_y, width, height}`` with
-  ``depth_scale``, or OpenCV's ``camera_matrix`` / ``K`` with ``image_width`` / ``image_height``;
+- pyrealsense2's ``rs.intrinsics`` as JSON: ``fx fy ppx ppy width height`` (``model`` and
+  ``coeffs``: distortion, said to be ignored);
+- YAML of M3T, OpenCV, ROS 1 and 2 ``camera_info`` and Kalibr (``sim2real.core.camera_yaml``);
 - PCL grabber XML (``ImageGrabber``'s ``frame_*_camera.xml``): the ``<depth>`` section.
 
 Keyword arguments ``width``, ``height`` and ``depth_scale`` (metres per unit) replace what
@@ -32,6 +33,9 @@ from pydantic import ValidationError
 
 from sim2real.core.atomic import write_text_atomic
 from sim2real.core.camera import CameraIntrinsics
+from sim2real.core.camera_yaml import K_entries as _K_entries
+from sim2real.core.camera_yaml import from_yaml
+from sim2real.core.camera_yaml import get_field as _get
 from sim2real.core.errors import InputError
 from sim2real.core.json_io import read_json
 from sim2real.core.strict import validation_error
@@ -60,38 +64,6 @@ def _build(
         raise InputError(path, names.get(e.field, e.field), e.message) from None
 
 
-def _get(d: dict, key: str, path: Path, field: str | None = None) -> Any:
-    if key not in d or d[key] is None:
-        raise InputError(path, field or key, "missing field")
-    return d[key]
-
-
-def _K_entries(K: Any, path: Path, field: str, *, column_major: bool = False) -> dict[str, float]:
-    """fx, fy, cx, cy of a 3x3 camera matrix given as 9 numbers or a 3x3 array."""
-    try:
-        k = np.asarray(K, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise InputError(path, field, f"not a numeric matrix ({exc})") from exc
-    if k.size != 9:
-        raise InputError(path, field, f"expected 9 numbers (a 3x3 matrix), got {k.size}")
-    k = k.reshape(3, 3, order="F" if column_major else "C")
-    if not np.all(np.isfinite(k)):
-        raise InputError(path, field, "matrix has non-finite values")
-    if (
-        abs(k[0, 1]) > 1e-9 * max(1.0, abs(k[0, 0]))
-        or k[1, 0] != 0
-        or not np.allclose(k[2], [0, 0, 1])
-    ):
-        order = "column-major" if column_major else "row-major"
-        raise InputError(
-            path,
-            field,
-            f"expected [[fx 0 cx] [0 fy cy] [0 0 1]] ({order}), got {k.tolist()} "
-            "(skew unsupported)",
-        )
-    return {"fx": k[0, 0], "fy": k[1, 1], "cx": k[0, 2], "cy": k[1, 2]}
-
-
 def _from_simple_json(d: dict, path: Path) -> dict[str, Any]:
     for key in ("fx", "fy", "cx", "cy", "width", "height"):
         _get(d, key, path)
@@ -104,6 +76,23 @@ def _from_simple_json(d: dict, path: Path) -> dict[str, Any]:
             stacklevel=3,
         )
         values["depth_scale"] = scale / 1000.0
+    return values
+
+
+def _from_realsense_json(d: dict, path: Path) -> dict[str, Any]:
+    """pyrealsense2's ``rs.intrinsics`` as JSON: ``fx fy ppx ppy width height model coeffs``."""
+    values = {ours: _get(d, theirs, path) for ours, theirs in
+              (("fx", "fx"), ("fy", "fy"), ("cx", "ppx"), ("cy", "ppy"), ("width", "width"),
+               ("height", "height"))}  # fmt: skip
+    coeffs = np.asarray(d.get("coeffs") or [], dtype=float)
+    if np.any(coeffs != 0):
+        warnings.warn(
+            f"{path}: coeffs {coeffs.tolist()} ({d.get('model', 'distortion')}) ignored: "
+            "sim2real's cameras are pinholes; give undistorted (rectified) frames",
+            stacklevel=3,
+        )
+    if "depth_scale" in d:
+        values["depth_scale"] = d["depth_scale"]
     return values
 
 
@@ -164,70 +153,6 @@ def _from_open3d(d: dict, path: Path) -> dict[str, Any]:
     values["width"] = _get(d, "width", path)
     values["height"] = _get(d, "height", path)
     return values
-
-
-def _from_yaml(d: dict, path: Path) -> tuple[dict[str, Any], dict[str, str]]:
-    if isinstance(d.get("intrinsics"), dict):  # M3T
-        intr = d["intrinsics"]
-        names = {
-            "fx": "f_u",
-            "fy": "f_v",
-            "cx": "pp_x",
-            "cy": "pp_y",
-            "width": "width",
-            "height": "height",
-        }
-        values = {
-            ours: _get(intr, theirs, path, f"intrinsics.{theirs}") for ours, theirs in names.items()
-        }
-        names = {k: f"intrinsics.{v}" for k, v in names.items()}
-    else:
-        key = next((k for k in ("camera_matrix", "K", "cameraMatrix") if k in d), None)
-        if key is None:
-            raise InputError(
-                path,
-                None,
-                "unknown camera format: no intrinsics (M3T), camera_matrix or K (OpenCV) "
-                "in the YAML",
-            )
-        K = d[key]
-        if isinstance(K, dict):  # ROS camera_info style {rows, cols, data}
-            K = _get(K, "data", path, f"{key}.data")
-        values = _K_entries(K, path, key)
-        names = {"fx": key, "fy": key, "cx": key, "cy": key}
-        for ours, candidates in (
-            ("width", ("image_width", "width")),
-            ("height", ("image_height", "height")),
-        ):
-            theirs = next((c for c in candidates if c in d), candidates[0])
-            values[ours] = _get(d, theirs, path)
-            names[ours] = theirs
-    if "depth_scale" in d:
-        values["depth_scale"] = d["depth_scale"]
-    _warn_distortion(d, path)
-    return values, names
-
-
-def _warn_distortion(d: dict, path: Path) -> None:
-    """Say so when a file gives lens distortion: the project's cameras are pinholes."""
-    key = next(
-        (k for k in ("distortion_coefficients", "D", "distCoeffs", "dist_coeffs") if k in d), None
-    )
-    if key is None:
-        return
-    coeffs = d[key]
-    if isinstance(coeffs, dict):  # OpenCV / ROS {rows, cols, data}
-        coeffs = coeffs.get("data")
-    try:
-        values = np.asarray(coeffs, dtype=float).ravel()
-    except (TypeError, ValueError):
-        return
-    if np.any(np.isfinite(values) & (values != 0)):
-        warnings.warn(
-            f"{path}: {key} {values.tolist()} ignored: sim2real's cameras are pinholes; "
-            "give undistorted (rectified) frames",
-            stacklevel=3,
-        )
 
 
 def _pcl_sibling_size(path: Path) -> tuple[int, int] | None:
@@ -305,6 +230,8 @@ def load_camera(
             raise InputError(path, None, "unknown camera format: expected a JSON object")
         if "intrinsic_matrix" in d:
             values = _from_open3d(d, path)
+        elif "ppx" in d or "ppy" in d:
+            values = _from_realsense_json(d, path)
         elif "fx" in d or "fy" in d:
             values = _from_simple_json(d, path)
         elif all(isinstance(v, dict) for v in d.values()) and any("cam_K" in v for v in d.values()):
@@ -324,7 +251,7 @@ def load_camera(
             raise InputError(
                 path,
                 None,
-                "unknown camera format: JSON without fx (camera.json), "
+                "unknown camera format: JSON without fx (camera.json), ppx (pyrealsense2), "
                 "intrinsic_matrix (Open3D) or cam_K entries (BOP scene_camera.json)",
             )
     elif head.startswith("<"):
@@ -338,7 +265,7 @@ def load_camera(
             raise InputError(
                 path, None, f"unknown camera format (not JSON, XML or YAML): {exc.message}"
             ) from exc
-        values, names = _from_yaml(d, path)
+        values, names = from_yaml(d, path)
     for key, override in (("width", width), ("height", height), ("depth_scale", depth_scale)):
         if override is not None:
             values[key] = override

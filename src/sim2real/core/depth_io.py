@@ -38,6 +38,7 @@ _BY_SUFFIX = {".png": "png", ".tif": "tiff", ".tiff": "tiff", ".npy": "npy", ".p
 # NYU Depth v2 toolbox (depth_rel2depth_abs.m), also Open3D's CreateFromNYUFormat
 NYU_PARAM_1 = 351.3
 NYU_PARAM_2 = 1092.5
+NYU_INVALID_DISPARITY = 2047
 
 
 def sidecar_path(path: str | Path) -> Path:
@@ -115,6 +116,13 @@ def _read_nyu_pgm(path: Path) -> np.ndarray:
     if len(buffer) - m.end() < 2 * n:
         raise InputError(path, "data", f"file too short for {width}x{height} 16-bit pixels")
     raw = np.frombuffer(buffer, dtype="<u2", count=n, offset=m.end()).reshape(height, width)
+    if raw.max() > NYU_INVALID_DISPARITY:  # the Kinect's disparity has 11 bits
+        raise InputError(
+            path,
+            "encoding",
+            f"values up to {raw.max()}: not the Kinect's 11-bit raw disparity (NYU Depth v2, what "
+            "a .pgm is read as); a PGM of depth in millimetres? pass --encoding png",
+        )
     with np.errstate(divide="ignore"):
         depth = NYU_PARAM_1 / (NYU_PARAM_2 - raw.astype(np.float64))
     depth = np.where(depth > 0, np.floor(depth * 1000.0 + 0.5) / 1000.0, 0.0)
