@@ -70,3 +70,29 @@ def test_tune_refuses_a_mesh_file_and_mismatched_poses(real_data, tmp_path):
     assert proc.returncode == 2 and "1 frames but 2 poses" in proc.stderr, proc.stderr
     assert not (model / "returns.npz").exists()
     assert np.all([not p.name.startswith(".") for p in model.iterdir()])
+
+
+def test_tune_reads_frames_in_another_unit_with_depth_scale(real_data, tmp_path):
+    """A D405 / L515 style frame (0.25 mm units) and a camera file without a scale: read as
+    millimetres the part was 4x too far and every pixel 'returned nothing' (a probe)."""
+    from PIL import Image
+
+    folder = real_data / "depth-m3t"
+    _, _, _, T = m3t_reference(folder)
+    pose = tmp_path / "T_cam_part.txt"
+    pose.write_text("\n".join(" ".join(f"{v:.9f}" for v in row) for row in T))
+    mm = np.asarray(Image.open(folder / "depth_camera_image_200.png")).astype(np.int64)
+    frame = tmp_path / "quarter_mm.png"
+    Image.fromarray(np.clip(mm * 4, 0, 65535).astype(np.uint16)).save(frame)
+    model = tmp_path / "triangle"
+    proc = run_cli("model", "prepare", folder / "triangle.obj", "--out", model, "--unit", "m",
+                   "--views", "60", "--no-report")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    rates = {}
+    for extra in ((), ("--depth-scale", "0.00025")):
+        proc = run_cli("model", "tune", model, "--frames", frame, "--camera",
+                       folder / "depth_camera.yaml", "--poses", pose, *extra)  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        rates[extra] = yaml.safe_load((model / "tuning.yaml").read_text())["per_frame"][0]
+    assert rates[()]["return_rate"] == 0  # millimetres: nothing where the part is
+    assert rates[("--depth-scale", "0.00025")]["return_rate"] > 0.05

@@ -153,6 +153,8 @@ def test_millimetres_read_as_metres_are_refused_on_the_first_frame_with_returns(
     with pytest.raises(InputError, match="millimetres read as metres") as err:
         seq.read(1)
     assert err.value.field == "depth_scale" and "000001.npy" in str(err.value)
+    # --depth-scale is for integer frames: a float frame's fix is said, not that option
+    assert "convert it to metres" in str(err.value) and "--depth-scale" not in str(err.value)
     np.save(tmp_path / "000001.npy", frames[1] / 1000.0)  # metres: read on
     assert load_sequence(sorted(tmp_path.glob("*.npy")), tmp_path / "cam.json").read(1).max() > 0
 

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from sim2real.cli.frame_options import DepthScale, Encoding, MeshUnit
 from sim2real.core.errors import InputError
 
 app = typer.Typer(help="Depth sensors: render what a real depth camera sees.", no_args_is_help=True)
@@ -37,7 +38,7 @@ def render_cmd(
     ),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of the noise (>= 0)."),
     plane: bool = typer.Option(False, "--plane", help="Add a table under the first part."),
-    mesh_unit: str = typer.Option("auto", "--mesh-unit", help="auto, m, cm or mm."),
+    mesh_unit: MeshUnit = "auto",
     out: Path = typer.Option(
         ..., "--out", help="Output: .png (uint16), .tif, .npy (metres), .ply/.pcd."
     ),
@@ -119,11 +120,6 @@ PartPoses = Annotated[
     list[str], typer.Option("--pose", help="T_cam_part of each --mesh (refined by ICP).")
 ]
 Planes = Annotated[bool, typer.Option("--planes/--no-planes", help="Find planes in the frames.")]
-Encoding = Annotated[str, typer.Option("--encoding", help="auto, png, tiff, tum, sun, pgm, npy.")]
-DepthScale = Annotated[
-    float | None, typer.Option("--depth-scale", help="Metres per unit of integer frames.")
-]
-MeshUnit = Annotated[str, typer.Option("--mesh-unit", help="auto, m, cm or mm.")]
 RpyDeg = Annotated[
     bool, typer.Option("--rpy-deg", help="Read 6-number poses as x y z roll pitch yaw, in degrees.")
 ]

@@ -8,6 +8,8 @@ from typing import Annotated
 
 import typer
 
+from sim2real.cli.frame_options import DepthScale, Encoding
+
 app = typer.Typer(
     help="Part models: prepare CAD / mesh / scan inputs for tracking, inspect prepared models.",
     no_args_is_help=True,
@@ -123,6 +125,8 @@ def tune_cmd(
     refine: Annotated[
         bool, typer.Option("--refine/--no-refine", help="Refine each pose by ICP first.")
     ] = True,
+    encoding: Encoding = "auto",
+    depth_scale: DepthScale = None,
     report: Annotated[
         Path | None, typer.Option("--report", help="Folder for an HTML report.")
     ] = None,
@@ -147,6 +151,8 @@ def tune_cmd(
         profile=noise,
         T_world_cam=load_world_camera_pose(camera_pose) if camera_pose is not None else None,
         refine=refine,
+        encoding=encoding,
+        depth_scale=depth_scale,
     )
     write_tuning(model_dir, result)
     s = result.summary()

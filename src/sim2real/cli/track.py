@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from sim2real.cli.frame_options import MeshUnit
 from sim2real.core.errors import InputError
 
 app = typer.Typer(
@@ -38,7 +39,7 @@ def synth_cmd(
         Path | None,
         typer.Option("--camera", help="Camera intrinsics file (overrides the preset's)."),
     ] = None,
-    mesh_unit: Annotated[str, typer.Option("--mesh-unit", help="auto, m, cm or mm.")] = "auto",
+    mesh_unit: MeshUnit = "auto",
     overwrite: Annotated[
         bool, typer.Option("--overwrite", help="Replace a sequence already in --out.")
     ] = False,
@@ -103,7 +104,7 @@ def eval_cmd(
         Path | None,
         typer.Option("--visible", help="visible.json (default: beside scene_gt.json, if there)."),
     ] = None,
-    mesh_unit: Annotated[str, typer.Option("--mesh-unit", help="auto, m, cm or mm.")] = "auto",
+    mesh_unit: MeshUnit = "auto",
     out: Annotated[Path | None, typer.Option("--out", help="Write the evaluation as JSON.")] = None,
 ) -> None:
     """Score a track against ground truth: ADD / ADD-S, recall and AUC, status honesty."""

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from sim2real.cli.frame_options import Encoding, MeshUnit
 from sim2real.core.errors import InputError
 
 ExtrinsicOption = Annotated[
@@ -84,10 +85,8 @@ def run_cmd(
     no_color: Annotated[
         bool, typer.Option("--no-color", help="Track with depth only, even with rgb/ frames.")
     ] = False,
-    encoding: Annotated[
-        str, typer.Option("--encoding", help="auto, png, tiff, tum, sun, pgm, npy.")
-    ] = "auto",
-    mesh_unit: Annotated[str, typer.Option("--mesh-unit", help="auto, m, cm or mm.")] = "auto",
+    encoding: Encoding = "auto",
+    mesh_unit: MeshUnit = "auto",
     rpy_deg: Annotated[
         bool,
         typer.Option(

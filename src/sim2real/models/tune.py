@@ -124,8 +124,11 @@ def tune_model_dir(
     profile,
     T_world_cam: np.ndarray | None = None,
     refine: bool = True,
+    encoding: str = "auto",
+    depth_scale: float | None = None,
 ) -> ModelTuneResult:
-    """``tune_model`` on a prepared MODEL_DIR from files: depth images (with ``camera``) or
+    """``tune_model`` on a prepared MODEL_DIR from files: depth images (with ``camera``; read
+    as ``load_real_frame`` reads them, ``encoding`` and ``depth_scale`` too) or
     organised clouds, and one pose per frame (text or file; T_cam_part, or T_world_part when
     ``T_world_cam`` is given). Raises InputError for a folder that is not a prepared model, a
     pose count that differs from the frame count, or frames of another size."""
@@ -142,7 +145,7 @@ def tune_model_dir(
     mesh = load_prepared_model(model_dir).mesh
     depths, cameras = [], []
     for path in frames:
-        depth, cam = load_real_frame(path, camera)
+        depth, cam = load_real_frame(path, camera, encoding=encoding, depth_scale=depth_scale)
         depths.append(depth)
         cameras.append(cam)
     Ts = [parse_pose(p, field=f"--poses[{i}]") for i, p in enumerate(poses)]

@@ -109,12 +109,16 @@ def check_plausible_depth(path, depth_m: np.ndarray, scale: float | None) -> Non
         if median < lo
         else "the values look like a finer unit (millimetres read as metres?)"
     )
+    fix = (
+        "check --depth-scale or the camera file's depth_scale"
+        if scale is not None
+        else "a float image or a point cloud is read as metres: convert it to metres"
+    )
     raise InputError(
         path,
         "depth_scale",
         f"{how}, the median return lies at {median:.4g} m ({np.min(z):.4g}-{np.max(z):.4g} m), "
-        f"outside any depth camera's range ({lo:g}-{hi:g} m): {hint}; check --depth-scale or "
-        "the camera file's depth_scale",
+        f"outside any depth camera's range ({lo:g}-{hi:g} m): {hint}; {fix}",
     )
 
 
