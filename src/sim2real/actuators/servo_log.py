@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from sim2real.core.errors import InputError
+from sim2real.sim.logs import first_repeat
 
 
 @dataclass
@@ -199,10 +200,10 @@ def read_logs(paths: list[Path]) -> list[ServoLog]:
     if not paths:
         raise InputError("--logs", None, "no log given")
     logs = [read_servo_log(p) for p in paths]
-    for j, log in enumerate(logs):  # a log given twice weighs double and judges itself
-        for other in logs[:j]:
-            if log.q_rad.shape == other.q_rad.shape and np.array_equal(log.q_rad, other.q_rad):
-                raise InputError(log.path, None, f"the same recording as {other.path}: given twice")
+    pair = first_repeat([log.q_rad for log in logs])  # weighs double, judges itself held out
+    if pair is not None:
+        i, j = pair
+        raise InputError(logs[j].path, None, f"the same recording as {logs[i].path}: given twice")
     return logs
 
 

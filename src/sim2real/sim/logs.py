@@ -314,16 +314,22 @@ def resample_log(log: RobotLog, dt_s: float, command_resample: str = "linear") -
     )
 
 
+def first_repeat(positions: list[np.ndarray]) -> tuple[int, int] | None:
+    """(i, j), i < j, of the first two logs whose positions are the same samples, else None."""
+    for j, q in enumerate(positions):
+        for i, other in enumerate(positions[:j]):
+            if q.shape == other.shape and np.allclose(q, other, rtol=0, atol=1e-9):
+                return i, j
+    return None
+
+
 def refuse_repeated_logs(logs: list[RobotLog], held_out: int = 0) -> None:
     """InputError when one recording is given twice (the same samples on the model's grid:
     a copy, a time-shifted or resampled one): fitted twice it weighs double, and as a hold-out
     of its own fit its error is a training error. ``held_out``: how many of the last logs are
     the hold-out, for the message."""
-    first_held = len(logs) - held_out
-    for j, log in enumerate(logs):
-        for i, other in enumerate(logs[:j]):
-            if log.qpos.shape == other.qpos.shape and np.allclose(
-                log.qpos, other.qpos, rtol=0, atol=1e-9
-            ):
-                role = "held out and fitted" if i < first_held <= j else "given twice"
-                raise InputError(log.source, None, f"the same recording as {other.source}: {role}")
+    pair = first_repeat([log.qpos for log in logs])
+    if pair is not None:
+        i, j = pair
+        role = "held out and fitted" if i < len(logs) - held_out <= j else "given twice"
+        raise InputError(logs[j].source, None, f"the same recording as {logs[i].source}: {role}")
