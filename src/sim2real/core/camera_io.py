@@ -34,7 +34,7 @@ from pydantic import ValidationError
 from sim2real.core.atomic import write_text_atomic
 from sim2real.core.camera import CameraIntrinsics
 from sim2real.core.camera_yaml import K_entries as _K_entries
-from sim2real.core.camera_yaml import from_yaml
+from sim2real.core.camera_yaml import from_yaml, warn_ignored_distortion
 from sim2real.core.camera_yaml import get_field as _get
 from sim2real.core.errors import InputError
 from sim2real.core.json_io import read_json
@@ -84,13 +84,7 @@ def _from_realsense_json(d: dict, path: Path) -> dict[str, Any]:
     values = {ours: _get(d, theirs, path) for ours, theirs in
               (("fx", "fx"), ("fy", "fy"), ("cx", "ppx"), ("cy", "ppy"), ("width", "width"),
                ("height", "height"))}  # fmt: skip
-    coeffs = np.asarray(d.get("coeffs") or [], dtype=float)
-    if np.any(coeffs != 0):
-        warnings.warn(
-            f"{path}: coeffs {coeffs.tolist()} ({d.get('model', 'distortion')}) ignored: "
-            "sim2real's cameras are pinholes; give undistorted (rectified) frames",
-            stacklevel=3,
-        )
+    warn_ignored_distortion(path, f"coeffs ({d.get('model', 'distortion')})", d.get("coeffs"))
     if "depth_scale" in d:
         values["depth_scale"] = d["depth_scale"]
     return values

@@ -101,11 +101,7 @@ def _from_camera_matrix(d: dict, path: Path) -> tuple[dict[str, Any], dict[str, 
     else:
         values = K_entries(_matrix_data(d[key], path, key), path, key)
         if distortion is not None:
-            warnings.warn(
-                f"{path}: {distortion[0]} {distortion[1]} ignored: sim2real's cameras are "
-                "pinholes; give undistorted (rectified) frames",
-                stacklevel=4,
-            )
+            warn_ignored_distortion(path, *distortion)
     names = {"fx": key, "fy": key, "cx": key, "cy": key}
     for ours, candidates in (("width", ("image_width", "width")),
                              ("height", ("image_height", "height"))):  # fmt: skip
@@ -138,13 +134,28 @@ def _distortion(d: dict) -> tuple[str, list[float]] | None:
     coeffs = d[key]
     if isinstance(coeffs, dict):  # OpenCV / ROS {rows, cols, data}
         coeffs = coeffs.get("data")
+    values = _nonzero(coeffs)
+    return None if values is None else (key, values)
+
+
+def _nonzero(coeffs: Any) -> list[float] | None:
+    """The coefficients when any is non-zero, else None (also for what is not numbers)."""
     try:
-        values = np.asarray(coeffs, dtype=float).ravel()
+        values = np.asarray(coeffs if coeffs is not None else [], dtype=float).ravel()
     except (TypeError, ValueError):
         return None
-    if np.any(np.isfinite(values) & (values != 0)):
-        return key, values.tolist()
-    return None
+    return values.tolist() if np.any(np.isfinite(values) & (values != 0)) else None
+
+
+def warn_ignored_distortion(path: Path, what: str, coeffs: Any) -> None:
+    """Say so when a camera file gives lens distortion: the project's cameras are pinholes."""
+    values = _nonzero(coeffs)
+    if values is not None:
+        warnings.warn(
+            f"{path}: {what} {values} ignored: sim2real's cameras are pinholes; give "
+            "undistorted (rectified) frames",
+            stacklevel=5,
+        )
 
 
 def _kalibr_camera(d: dict) -> str | None:
@@ -163,13 +174,7 @@ def _from_kalibr(cam: dict, name: str, path: Path) -> tuple[dict[str, Any], dict
         width, height = (int(v) for v in get_field(cam, "resolution", path, f"{name}.resolution"))
     except (TypeError, ValueError) as exc:
         raise InputError(path, f"{name}.intrinsics", f"expected [fu, fv, pu, pv] ({exc})") from None
-    coeffs = np.asarray(cam.get("distortion_coeffs") or [], dtype=float)
-    if np.any(coeffs != 0):
-        warnings.warn(
-            f"{path}: {name}.distortion_coeffs {coeffs.tolist()} ignored: sim2real's cameras "
-            "are pinholes; give undistorted (rectified) frames",
-            stacklevel=4,
-        )
+    warn_ignored_distortion(path, f"{name}.distortion_coeffs", cam.get("distortion_coeffs"))
     values = {"fx": fu, "fy": fv, "cx": pu, "cy": pv, "width": width, "height": height}
     names = dict.fromkeys(("fx", "fy", "cx", "cy"), f"{name}.intrinsics")
     return values, {**names, "width": f"{name}.resolution", "height": f"{name}.resolution"}
