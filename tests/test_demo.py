@@ -40,7 +40,7 @@ def test_demo_writes_its_report_and_images(tmp_path, real_data, figure_log):
     assert result.summaries["tracking"]["recall_at_10"] >= 0.9
     assert result.summaries["tracking"]["tracking_precision"] == 1.0
     score, error = drawn["track.png"]["axes"]
-    assert score["lines"][0]["n"] == 60 and error["lines"][0]["label"] == "ADD-S"
+    assert score["lines"][0]["n"] == 60 and error["lines"][0]["label"] == "ADD"
     # the model stages: a STEP bracket prepared into a MODEL_DIR, the M3T triangle tuned
     assert (tmp_path / "demo" / "model" / "bracket_model" / "model.yaml").is_file()
     assert "Tuned model" in html and "Model preparation" in html

@@ -268,8 +268,8 @@ def tracking_section(out: Path, quiet: bool) -> tuple[ReportSection, dict]:
     text = (
         "A generated 60-frame sequence (sim2real track synth --motion occluded): the bracket moves "
         "on its table while a bar hides up to half of it; RealSense D435 noise. The tracker starts "
-        "from the first ground-truth pose. Top: its score and status per frame; bottom: ADD-S "
-        "against the ground truth (log scale). Files: track_sequence/ (BOP layout), "
+        "from the first ground-truth pose. Top: its score and status per frame; bottom: ADD (and "
+        "ADD-S, faint) against the ground truth (log scale). Files: track_sequence/ (BOP layout), "
         "track_poses.jsonl, track_report/index.html."
     )
     table = [(line.split(":")[0], ":".join(line.split(":")[1:]).strip()) for line in lines]

@@ -95,3 +95,21 @@ def test_score_auroc_equals_the_share_of_correct_wrong_pairs_ranked_right():
     ]
     assert score_auroc(scores.tolist(), correct.tolist()) == pytest.approx(np.mean(pairs))
     assert score_auroc([0.9, 0.1], [True, True]) is None  # no wrong pose to tell apart
+
+
+def test_a_pose_slid_along_a_face_is_wrong_and_a_symmetric_one_right():
+    """ADD-S pairs each point with the nearest true one: a plate slid 30 % of its diameter
+    along itself scored as right (a probe: a sheet part 37 mm off, 'tracking' precision 100 %).
+    Judged by the symmetry-aware ADD it is wrong; turned by a symmetry of the part, right."""
+    from sim2real.models.symmetry import parse_symmetry
+
+    d = math.sqrt(2) * 0.1
+    gt = {0: make_pose(np.eye(3), [0, 0, 0.5]), 1: make_pose(np.eye(3), [0, 0, 0.5])}
+    slid = make_pose(np.eye(3), [0.3 * d, 0, 0.5])
+    quarter = make_pose(np.array([[0.0, -1, 0], [1, 0, 0], [0, 0, 1]]), [0, 0, 0.5])
+    records = [PoseRecord(frame=0, status="tracking", score=0.9, T_cam_part=slid),
+               PoseRecord(frame=1, status="tracking", score=0.9, T_cam_part=quarter)]  # fmt: skip
+    ev = evaluate_track(records, gt, plate(), parse_symmetry("discrete:z:4"))
+    assert ev.frames[0]["adds_rel"] < 0.1 < ev.frames[0]["add_rel"]  # what ADD-S cannot see
+    assert [row["correct"] for row in ev.frames] == [False, True]
+    assert ev.tracking_precision == pytest.approx(0.5) and ev.recall_at_10 == pytest.approx(0.5)

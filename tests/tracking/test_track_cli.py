@@ -56,14 +56,14 @@ def test_synth_run_eval_adapt(figure_log, tmp_path):
     assert proc.returncode == 0, proc.stderr
     records = [json.loads(line) for line in poses.read_text().splitlines()]
     assert len(records) == 30 and all(r["status"] == "tracking" for r in records)
-    # what the report draws: the score of every frame, and (ground truth known) its ADD-S
+    # what the report draws: the score of every frame, and (ground truth known) its ADD
     drawn = figures_drawn(figure_log)
     score, error = drawn["track.png"]["axes"]
     assert score["ylabel"] == "score" and score["lines"][0]["n"] == 30
     assert min(r["score"] for r in records) == pytest.approx(score["lines"][0]["ymin"])
     assert error["ylabel"] == "error [mm]"
-    adds = next(line for line in error["lines"] if line["label"] == "ADD-S")
-    assert adds["n"] == 30 and adds["ymax"] < 0.1 * 1000 * 0.15  # under 10 % of the diameter
+    add = next(line for line in error["lines"] if line["label"] == "ADD")
+    assert add["n"] == 30 and add["ymax"] < 0.1 * 1000 * 0.15  # under 10 % of the diameter
     overlays = drawn["overlays.png"]["axes"]
     assert len(overlays) == 4 and all(ax["images"] == 1 for ax in overlays)
     proc = run_cli(

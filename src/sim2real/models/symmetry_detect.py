@@ -16,12 +16,16 @@ Mirror symmetries are ignored: a rigid tracker cannot confuse a part with its mi
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from sim2real.models.decimate import surface_samples
 from sim2real.models.symmetry import NO_SYMMETRY, Symmetry, parse_symmetry, rotation_about
 from sim2real.models.viewpoints import fibonacci_sphere
+
+if TYPE_CHECKING:
+    from sim2real.models.part import PreparedModel
 
 CONTINUOUS_TEST_DEG = (29.0, 73.0, 137.0, 211.0)
 MAX_ORDER = 12
@@ -216,3 +220,12 @@ def resolve_symmetry(
     if str(text).strip().lower() == "auto":
         return detect_symmetry(vertices, faces).symmetry
     return parse_symmetry(text, obj_id=obj_id)
+
+
+def symmetry_of(part: PreparedModel) -> Symmetry:
+    """The symmetry a part's poses are judged with: a MODEL_DIR's stored one; a plain mesh's
+    detected, as ``model prepare`` would store it (else a symmetric part's equal poses count
+    as errors)."""
+    if part.config is not None:
+        return part.symmetry
+    return detect_symmetry(part.mesh.vertices, part.mesh.faces).symmetry

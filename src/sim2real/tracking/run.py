@@ -14,6 +14,7 @@ from sim2real.core.pose import invert_pose
 from sim2real.core.pose_records import PoseRecord
 from sim2real.models.part import PreparedModel
 from sim2real.models.symmetry import Symmetry
+from sim2real.models.symmetry_detect import symmetry_of
 from sim2real.tracking.config import TrackerConfig
 from sim2real.tracking.evaluation import TrackEvaluation, evaluate_track
 from sim2real.tracking.proposals import Proposer
@@ -190,7 +191,7 @@ def track_recording(
             run.records,
             sequence.gt,
             part.mesh,
-            symmetry or part.symmetry,
+            symmetry or symmetry_of(part),
             visible=getattr(sequence, "visible", None),
         )
     return out
