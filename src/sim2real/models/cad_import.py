@@ -188,6 +188,24 @@ def _register_unit_setting(gmsh) -> None:
         gmsh.clear()
 
 
+def _drop_sewn_originals(gmsh, faces: list[int], volume: int) -> None:
+    """Sewing may bound the solid with copies of the faces: the originals would then be meshed
+    too, a second skin over the first (an IGES cylinder's area came out doubled). Each copy's
+    original (same area) goes; faces the solid left out (not sewn: a hole's wall) stay."""
+    boundary = [t for _, t in gmsh.model.getBoundary([(3, volume)], oriented=False)]
+    copies = [t for t in boundary if t not in faces]
+    loose = [t for t in faces if t not in boundary]
+    area = {t: gmsh.model.occ.getMass(2, t) for t in copies + loose}
+    drop = []
+    for c in copies:
+        twin = next((t for t in loose if t not in drop and np.isclose(area[t], area[c])), None)
+        if twin is not None:
+            drop.append(twin)
+    if drop:
+        gmsh.model.occ.remove([(2, t) for t in drop])
+        gmsh.model.occ.synchronize()
+
+
 def import_cad(
     path: str | Path, chordal_tolerance_mm: float = 0.05, angular_tolerance_deg: float = 20.0
 ) -> CadImport:
@@ -239,8 +257,9 @@ def import_cad(
             try:
                 faces = [t for _, t in gmsh.model.getEntities(2)]
                 loop = gmsh.model.occ.addSurfaceLoop(faces, sewing=True)
-                gmsh.model.occ.addVolume([loop])
+                volume = gmsh.model.occ.addVolume([loop])
                 gmsh.model.occ.synchronize()
+                _drop_sewn_originals(gmsh, faces, volume)
             except Exception as exc:
                 raise no_solid from exc
             notes.append(f"the file holds {surfaces} faces and no solid: sewn into a solid")
