@@ -50,6 +50,8 @@ def test_millimetre_mesh_is_detected_with_a_warning(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         load_mesh(tmp_path / "cube_mm.obj", "mm")  # explicit and plausible: no warning
+    # a part drawn in inches (US CAD's STL): said, and read as such (no unit for it before)
+    assert np.allclose(load_mesh(tmp_path / "cube_mm.obj", "inch").extent_m, 50 * 0.0254)
 
 
 def test_bad_meshes_raise_input_errors(tmp_path):

@@ -10,4 +10,4 @@ Encoding = Annotated[str, typer.Option("--encoding", help="auto, png, tiff, tum,
 DepthScale = Annotated[
     float | None, typer.Option("--depth-scale", help="Metres per unit of integer frames.")
 ]
-MeshUnit = Annotated[str, typer.Option("--mesh-unit", help="auto, m, cm or mm.")]
+MeshUnit = Annotated[str, typer.Option("--mesh-unit", help="auto, m, cm, mm or inch.")]

@@ -23,7 +23,8 @@ def prepare_cmd(
     ],
     out: Annotated[Path, typer.Option("--out", help="MODEL_DIR to write.")],
     unit: Annotated[
-        str, typer.Option("--unit", help="auto, m, cm or mm (auto: from the file or the size).")
+        str,
+        typer.Option("--unit", help="auto, m, cm, mm or inch (auto: from the file or the size)."),
     ] = "auto",
     target_faces: Annotated[
         int, typer.Option("--target-faces", help="Decimate above this many triangles (0: never).")

@@ -12,8 +12,8 @@ import numpy as np
 from sim2real.core.errors import InputError
 from sim2real.core.pointcloud_io import require_ply_magic
 
-MeshUnit = Literal["auto", "m", "cm", "mm"]
-UNIT_TO_M = {"m": 1.0, "cm": 0.01, "mm": 0.001}
+MeshUnit = Literal["auto", "m", "cm", "mm", "inch"]
+UNIT_TO_M = {"m": 1.0, "cm": 0.01, "mm": 0.001, "inch": 0.0254}
 # A part tracked by a depth camera is between a few millimetres and a few metres across.
 LARGEST_PLAUSIBLE_M = 5.0
 SMALLEST_PLAUSIBLE_M = 0.002
@@ -108,7 +108,9 @@ def load_mesh(path: str | Path, unit: MeshUnit = "auto") -> Mesh:
     """
     path = Path(path)
     if unit not in ("auto", *UNIT_TO_M):
-        raise InputError(path, "mesh_unit", f"unknown unit '{unit}'; choose auto, m, cm or mm")
+        raise InputError(
+            path, "mesh_unit", f"unknown unit '{unit}'; choose auto, m, cm, mm or inch"
+        )
     if path.is_dir():
         raise InputError(path, None, "is a folder, not a mesh file")
     import trimesh

@@ -59,7 +59,14 @@ def resolve_unit(largest: float, requested: str, source: Path) -> tuple[str, str
     if in_m:
         return "m", "size", [f"unit: metres, from the size ({largest:.3g} units across)"]
     if in_mm:
-        return "mm", "size", [f"unit: millimetres, from the size ({largest:.3g} units across)"]
+        return (
+            "mm",
+            "size",
+            [
+                f"unit: millimetres, from the size ({largest:.3g} units across; a file in "
+                "centimetres or inches needs --unit cm or --unit inch)"
+            ],
+        )
     raise InputError(
         source,
         "--unit",
@@ -104,7 +111,7 @@ def load_input(
     path = Path(path)
     _check_file(path)
     if unit not in ("auto", *UNIT_TO_M):
-        raise InputError(None, "--unit", f"unknown unit {unit!r}; choose auto, m, cm or mm")
+        raise InputError(None, "--unit", f"unknown unit {unit!r}; choose auto, m, cm, mm or inch")
     suffix = path.suffix.lower()
     fmt = suffix.lstrip(".")
     if suffix in CAD_SUFFIXES:

@@ -12,7 +12,7 @@ import numpy as np
 from pydantic import Field
 
 from sim2real.core.errors import InputError
-from sim2real.core.mesh_io import Mesh
+from sim2real.core.mesh_io import Mesh, MeshUnit
 from sim2real.core.strict import StrictModel
 from sim2real.models.clean import CleanedMesh, clean_mesh, face_areas, is_watertight
 from sim2real.models.importers import RawInput, load_input
@@ -34,7 +34,7 @@ from sim2real.models.viewpoints import ViewpointModel, build_viewpoints, save_vi
 class PrepareConfig(StrictModel):
     """How ``sim2real model prepare`` turns an input into a model."""
 
-    unit: Literal["auto", "m", "cm", "mm"] = Field(
+    unit: MeshUnit = Field(
         "auto", description="unit of the input's numbers; auto = declared by the file or by size"
     )
     chordal_tolerance_mm: float = Field(

@@ -4,7 +4,7 @@ A scene YAML lists the same (paths relative to the YAML file)::
 
     objects:
       - mesh: bracket.stl
-        mesh_unit: mm            # optional: auto (default), m, cm, mm
+        mesh_unit: mm            # optional: auto (default), m, cm, mm, inch
         pose: "0 0 0.6 0 0 0 1"  # T_cam_part: inline numbers or a pose file
     plane: true                  # or {pose: ..., size_m: 2.0}; true = under the first part
 """
@@ -14,13 +14,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
 
 import numpy as np
 from pydantic import Field
 
 from sim2real.core.errors import InputError
-from sim2real.core.mesh_io import Mesh, load_mesh
+from sim2real.core.mesh_io import Mesh, MeshUnit, load_mesh
 from sim2real.core.pose import make_pose, parse_pose
 from sim2real.core.strict import StrictModel, validate
 from sim2real.core.yaml_io import read_yaml_mapping
@@ -119,7 +118,7 @@ class SceneObjectSpec(StrictModel):
     pose: str | list[float] | list[list[float]] = Field(
         description="T_cam_part: inline numbers, a 4x4 list, or a pose file (relative)"
     )
-    mesh_unit: Literal["auto", "m", "cm", "mm"] = Field("auto", description="the mesh's unit")
+    mesh_unit: MeshUnit = Field("auto", description="the mesh's unit")
     rpy_deg: bool = Field(False, description="6 numbers are x y z roll pitch yaw in degrees")
 
 
