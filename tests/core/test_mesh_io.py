@@ -64,7 +64,7 @@ def test_bad_meshes_raise_input_errors(tmp_path):
     with pytest.raises(InputError, match="non-finite"):
         load_mesh(tmp_path / "nan.obj")
     with pytest.raises(InputError, match="mesh_unit"):
-        load_mesh(tmp_path / "nan.obj", "inch")
+        load_mesh(tmp_path / "nan.obj", "furlong")
     (tmp_path / "junk.ply").write_text("not a ply file\n")
     with pytest.raises(InputError, match="not a PLY file"):
         load_mesh(tmp_path / "junk.ply")
