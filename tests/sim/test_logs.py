@@ -196,3 +196,21 @@ def test_bad_mapping_and_missing_file(tmp_path):
         load_mapping(mp)
     with pytest.raises(InputError, match="log not found"):
         read_log(tmp_path / "nope.csv", MAPPING)
+
+
+def test_comment_lines_above_the_header_are_skipped(tmp_path):
+    """Another lab's export: '# units: ...' above the header was read as the header (a probe)."""
+    rows = ramp_rows()
+    plain = read_log(write_csv(tmp_path / "plain.csv", rows), MAPPING)
+    noted = write_csv(
+        tmp_path / "noted.csv", rows, "# units: q rad, qd rad/s, tau N m\n#\nt,q,qd,tau"
+    )
+    assert np.array_equal(read_log(noted, MAPPING).qpos, plain.qpos)
+    semicolons = tmp_path / "semi.csv"
+    semicolons.write_text("# exported; by a spreadsheet\n" + noted.read_text().split("\n", 2)[2]
+                          .replace(",", ";"))  # fmt: skip
+    assert np.array_equal(read_log(semicolons, MAPPING).qpos, plain.qpos)
+    # a '#' header right above the numbers is the header (its names keep the '#')
+    hashed = write_csv(tmp_path / "hashed.csv", rows, "#t,q,qd,tau")
+    with pytest.raises(InputError, match="close matches: #t"):
+        read_log(hashed, MAPPING)

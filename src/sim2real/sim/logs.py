@@ -50,11 +50,11 @@ class RobotLog:
 def _read_csv(path: Path) -> tuple[dict[str, np.ndarray], dict]:
     try:
         with path.open(newline="", encoding="utf-8-sig") as f:  # -sig: a BOM is not a name
-            first = f.readline()
-            f.seek(0)
-            # a semicolon or tab separated file (spreadsheet exports in many locales)
-            delimiter = next((d for d in ";\t" if "," not in first and d in first), ",")
-            rows = list(csv.reader(f, delimiter=delimiter))
+            lines = f.read().splitlines()
+        # a semicolon or tab separated file (spreadsheet exports in many locales)
+        first = next((line for line in lines if not line.lstrip().startswith("#")), "")
+        delimiter = next((d for d in ";\t" if "," not in first and d in first), ",")
+        rows = _drop_comment_lines(list(csv.reader(lines, delimiter=delimiter)))
     except UnicodeDecodeError as err:
         raise InputError(
             path, None, f"not a text (CSV) file: {err.reason} at byte {err.start}"
@@ -70,6 +70,16 @@ def _read_csv(path: Path) -> tuple[dict[str, np.ndarray], dict]:
         cols[name] = np.array([_num(r[k]) if k < len(r) else np.nan for r in body], dtype=float)
     twice = sorted({name for name in header if header.count(name) > 1})
     return cols, {"columns_given_twice": twice} if twice else {}
+
+
+def _drop_comment_lines(rows: list[list[str]]) -> list[list[str]]:
+    """Leading ``# ...`` lines (units, notes) above the header go; a ``#``-line right above the
+    numbers is the header itself."""
+    while len(rows) > 1 and rows[0] and rows[0][0].lstrip().startswith("#"):
+        if rows[1] and all(np.isfinite(_num(cell)) for cell in rows[1]):
+            break
+        rows = rows[1:]
+    return rows
 
 
 def _num(value: object) -> float:
