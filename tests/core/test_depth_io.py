@@ -122,7 +122,8 @@ def test_pcl_tiff_frames_of_one_static_scene_agree(real_data):
 def test_m3t_realsense_png(real_data):
     depth = read_depth(real_data / "depth-m3t" / "depth_camera_image_200.png")
     assert depth.shape == (480, 848)
-    assert np.median(depth[depth > 0]) == pytest.approx(0.5495)
+    # 33 pixels hold 65535 (65.5 m): no return, which moved the median from 0.5495 m
+    assert np.median(depth[depth > 0]) == pytest.approx(0.549) and depth.max() < 10
     assert np.mean(depth > 0) == pytest.approx(0.643, abs=0.001)
 
 
@@ -251,3 +252,14 @@ def test_a_pgm_of_millimetres_is_not_read_as_kinect_disparity(tmp_path):
     with pytest.raises(InputError, match=r"not the Kinect's 11-bit raw disparity.*--encoding png"):
         read_depth(path)
     assert np.allclose(read_depth(path, encoding="png"), mm / 1000.0)
+
+
+def test_the_16_bit_ceiling_is_no_return(tmp_path):
+    """65535 is no measurement: 65.5 m in millimetres (the real D4xx frames here hold a few
+    such pixels), or a finer unit's depth clipped (a probe's 0.1 mm frame, 692 pixels)."""
+    raw = np.full((40, 50), 1500, np.uint16)
+    raw[:3] = 65535  # 7.5 %: said
+    Image.fromarray(raw).save(tmp_path / "d.png")
+    with pytest.warns(UserWarning, match="16-bit ceiling .*6.55 m at 0.0001"):
+        depth = read_depth(tmp_path / "d.png", depth_scale=0.0001)
+    assert (depth[:3] == 0).all() and np.allclose(depth[3:], 0.15)

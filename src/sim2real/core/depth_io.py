@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import re
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -159,7 +160,29 @@ def _units_to_metres(
         if sidecar is None and guessed:
             _refuse_other_png_formats(path, raw)
         scale = sidecar or DEFAULT_DEPTH_SCALE
+    if encoding != "sun":  # SUN's bits are rotated: its ceiling is another depth
+        raw = _drop_saturated(path, raw, scale)
     return (raw.astype(np.float64) * scale).astype(np.float32)
+
+
+SATURATED = np.iinfo(np.uint16).max
+"""The 16-bit ceiling: no sensor's measurement (65.5 m in millimetres; in a finer unit, a depth
+beyond what it can hold, clipped)."""
+
+
+def _drop_saturated(path: Path, raw: np.ndarray, scale: float) -> np.ndarray:
+    """Pixels at the 16-bit ceiling read as no return, said when they are more than a few."""
+    saturated = raw == SATURATED
+    n = int(saturated.sum())
+    if n > 0.001 * raw.size:
+        finer = " (a finer unit than millimetres?)" if scale >= DEFAULT_DEPTH_SCALE else ""
+        warnings.warn(
+            f"{path}: {n} pixels ({100 * n / raw.size:.1f} %) at {SATURATED}, the 16-bit ceiling "
+            f"({SATURATED * scale:.3g} m at {scale:g} m per unit: clipped{finer}), read as no "
+            "return",
+            stacklevel=5,
+        )
+    return np.where(saturated, 0, raw).astype(np.uint16) if n else raw
 
 
 # Two PNG formats whose unit the image does not say but whose values do: TUM RGB-D stores the
