@@ -227,3 +227,15 @@ def test_warns_when_no_part_is_in_view(tmp_path, box_obj):
     assert proc.returncode == 0
     assert "warning: no part is in view" in proc.stderr
     assert not np.load(tmp_path / "d.npy").any()
+
+
+def test_colour_files_follow_one_flag_as_depth_files_do():
+    """`track run --frames a b --color c d`: the help promised it, click refused 'd' (a probe)."""
+    from sim2real.cli.main import expand_multi_value_options
+
+    for verb in (["track", "run"], ["detect", "run"], ["detect", "finetune"]):
+        argv = [*verb, "X", "--frames", "a.png", "b.png", "--color", "c.png", "d.png", "--quiet"]
+        assert expand_multi_value_options(argv) == [
+            *verb, "X", "--frames", "a.png", "--frames", "b.png",
+            "--color", "c.png", "--color", "d.png", "--quiet",
+        ]  # fmt: skip

@@ -170,6 +170,13 @@ def test_a_camera_yaml_beside_the_frames_is_read_when_bop_gives_none(tmp_path):
     )
     camera = load_sequence(tmp_path).camera
     assert (camera.fx, camera.fy, camera.cx, camera.width) == (300, 301, 159.5, 320)
+    # a Redwood / Open3D folder's camera_intrinsic.json (was: "no camera file")
+    (tmp_path / "camera.yaml").unlink()
+    (tmp_path / "camera_intrinsic.json").write_text(json.dumps(
+        {"width": 320, "height": 240, "intrinsic_matrix": [302, 0, 0, 0, 303, 0, 159.5, 119.5, 1]}
+    ))  # fmt: skip
+    camera = load_sequence(tmp_path).camera
+    assert (camera.fx, camera.fy, camera.cy, camera.height) == (302, 303, 119.5, 240)
 
 
 def test_a_folder_of_unnumbered_images_says_so(tmp_path):

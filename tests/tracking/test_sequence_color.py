@@ -78,3 +78,25 @@ def test_track_run_refuses_a_non_rigid_extrinsic_in_one_line_and_writes_nothing(
     assert proc.returncode == 2 and proc.stderr.count("\n") <= 1, proc.stderr
     assert "--extrinsic" in proc.stderr and "Traceback" not in proc.stderr
     assert not out.exists()
+
+
+def test_tum_frames_named_by_timestamps_run_in_time_order_with_the_nearest_colour(tmp_path):
+    """TUM RGB-D names frames by timestamps (1305031102.975304.png): their last digits are
+    microseconds, which ordered frame 1.0 s before 0.9 s and paired nothing (a probe)."""
+    from sim2real.core.camera_io import save_camera
+    from sim2real.core.depth_io import write_depth
+
+    (tmp_path / "depth").mkdir()
+    (tmp_path / "rgb").mkdir()
+    depth_t = [1305031102.900000, 1305031102.966667, 1305031103.033333, 1305031103.5]
+    for k, t in enumerate(depth_t):
+        write_depth(tmp_path / "depth" / f"{t:.6f}.png", np.full((120, 160), 0.5 + 0.01 * k))
+    for k, t in enumerate(depth_t[:3]):  # colour 12 ms before each depth frame; none for the last
+        rgb = np.full((120, 160, 3), 10 * k, np.uint8)
+        Image.fromarray(rgb).save(tmp_path / "rgb" / f"{t - 0.012:.6f}.png")
+    save_camera(CAM, tmp_path / "camera.json")
+    with pytest.warns(UserWarning, match="1 depth frames have no colour image within 20 ms"):
+        seq = load_sequence(tmp_path, tmp_path / "camera.json")
+    assert seq.frame_ids == [0, 1, 2]  # time order; the frame without colour left out
+    assert [float(np.median(seq.read(i))) for i in range(3)] == pytest.approx([0.5, 0.51, 0.52])
+    assert [int(seq.read_color(i)[0, 0, 0]) for i in range(3)] == [0, 10, 20]

@@ -91,7 +91,9 @@ def _one_line_warning(message, category, filename, lineno, file=None, line=None)
 MULTI_VALUE_OPTIONS = {
     ("depth", "calibrate"): ("--frames",),
     ("depth", "gap"): ("--frames",),
-    ("track", "run"): ("--frames",),
+    ("track", "run"): ("--frames", "--color"),
+    ("detect", "run"): ("--frames", "--color"),
+    ("detect", "finetune"): ("--frames", "--color"),
     ("model", "tune"): ("--frames", "--poses"),
     ("sysid", "fit"): ("--log", "--holdout"),
     ("sysid", "eval"): ("--log",),

@@ -132,8 +132,13 @@ class Sequence:
         return depth
 
 
-def _camera_yaml(folder: Path) -> Path | None:
-    return next((p for p in (folder / "camera.yaml", folder / "camera.yml") if p.is_file()), None)
+CAMERA_FILES = ("camera.yaml", "camera.yml", "camera_intrinsic.json", "intrinsic.json")
+"""Camera files other tools leave beside their frames: OpenCV / M3T / ROS YAML, Open3D's
+(Redwood folders' ``camera_intrinsic.json``, the Azure Kinect recorder's ``intrinsic.json``)."""
+
+
+def _camera_beside(folder: Path) -> Path | None:
+    return next((folder / n for n in CAMERA_FILES if (folder / n).is_file()), None)
 
 
 def _warn_gaps(source: object, ids: list[int]) -> None:
@@ -344,10 +349,12 @@ def load_sequence(
         with warnings.catch_warnings():  # BOP's camera.json gives mm per unit: expected here
             warnings.filterwarnings("ignore", message=".*read as millimetres per unit.*")
             intrinsics = load_camera(folder / "camera.json")
-    elif folder is not None and (yaml_camera := _camera_yaml(folder)) is not None:
-        intrinsics = load_camera(yaml_camera)  # an OpenCV / M3T / ROS file beside the frames
+    elif folder is not None and (beside := _camera_beside(folder)) is not None:
+        intrinsics = load_camera(beside)  # another tool's camera file beside the frames
     else:
-        why = "no camera file: pass one (scene_camera.json, camera.json or camera.yaml)"
+        why = (
+            f"no camera file: pass one (scene_camera.json, camera.json, {', '.join(CAMERA_FILES)})"
+        )
         raise InputError(where, "camera", why)
 
     if scales:

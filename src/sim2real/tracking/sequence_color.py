@@ -7,7 +7,14 @@ from pathlib import Path
 
 from sim2real.core.errors import InputError
 from sim2real.core.pose import check_rigid
-from sim2real.tracking.frame_numbers import frame_number, numbered, ranges
+from sim2real.tracking.frame_numbers import (
+    PAIRING_S,
+    frame_number,
+    numbered,
+    pair_by_time,
+    ranges,
+    timestamps,
+)
 
 
 def _color_files(folder: Path) -> list[Path]:
@@ -51,6 +58,27 @@ def _match_color(where: object, ids: list[int], color: list[Path], named: bool) 
     return list(color)
 
 
+def _pair_by_time(sequence, where: object, files: list[Path]) -> None:
+    """TUM-style frames named by their timestamps: each depth frame takes the nearest colour
+    image within ``PAIRING_S``; depth frames with none are left out, said."""
+    import warnings
+
+    pairs = pair_by_time(timestamps(sequence.paths), timestamps(files))
+    keep = [i for i, j in enumerate(pairs) if j is not None]
+    if not keep:
+        why = f"no colour image within {PAIRING_S * 1000:g} ms of any depth frame"
+        raise InputError(where, "rgb", why)
+    if len(keep) < len(pairs):
+        warnings.warn(
+            f"{where}: {len(pairs) - len(keep)} depth frames have no colour image within "
+            f"{PAIRING_S * 1000:g} ms: left out",
+            stacklevel=3,
+        )
+    sequence.frame_ids = [sequence.frame_ids[i] for i in keep]
+    sequence.paths = [sequence.paths[i] for i in keep]
+    sequence.color_paths = [files[pairs[i]] for i in keep]
+
+
 def attach_color(sequence, where, folder, named, color, camera, color_camera, T_depth_color):
     from sim2real.core.camera_io import load_camera, load_camera_pose
     from sim2real.core.pose import invert_pose
@@ -67,7 +95,10 @@ def attach_color(sequence, where, folder, named, color, camera, color_camera, T_
         if color_camera is not None:
             raise InputError(color_camera, "--color-camera", "no colour images to go with it")
         return
-    sequence.color_paths = _match_color(where, sequence.frame_ids, files, named)
+    if timestamps(sequence.paths) is not None and timestamps(files) is not None:
+        _pair_by_time(sequence, where, files)
+    else:
+        sequence.color_paths = _match_color(where, sequence.frame_ids, files, named)
     if color_camera is not None:
         sequence.color_camera = load_camera(color_camera)
         if T_depth_color is None and camera is not None:
