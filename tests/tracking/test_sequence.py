@@ -221,3 +221,14 @@ def test_writer_refuses_bad_frames_and_pose_counts(tmp_path):
         write_bop_sequence(tmp_path / "b", CAMERA, [np.full((240, 320), 7.0)], None)
     with pytest.raises(InputError, match="poses"):
         write_bop_sequence(tmp_path / "c", CAMERA, random_frames(2), poses(1))
+
+
+def test_a_list_of_frames_with_a_bop_scene_camera_takes_the_frames_size(tmp_path):
+    """`--camera scene_camera.json` with depth files: BOP gives no image size there, and no
+    option could (a probe); the frames give it, as they do for a BOP folder."""
+    write_bop_sequence(tmp_path, CAMERA, random_frames(2), None)
+    (tmp_path / "camera.json").unlink(missing_ok=True)
+    frames = sorted((tmp_path / "depth").glob("*.png"))
+    camera = load_sequence(frames, tmp_path / "scene_camera.json").camera
+    assert (camera.width, camera.height) == (CAMERA.width, CAMERA.height)
+    assert camera.fx == CAMERA.fx

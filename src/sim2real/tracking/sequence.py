@@ -141,6 +141,23 @@ def _camera_beside(folder: Path) -> Path | None:
     return next((folder / n for n in CAMERA_FILES if (folder / n).is_file()), None)
 
 
+def _camera_sized_by_frame(camera: Path, first: Path, image_id: int | None) -> CameraIntrinsics:
+    """A camera file; a BOP scene_camera.json without its image size (no camera.json beside
+    it) takes the size of the first PNG frame."""
+    from sim2real.core.camera_io import load_camera
+
+    try:
+        return load_camera(camera, image_id=image_id)
+    except InputError as exc:
+        if exc.field not in ("width", "height") or first.suffix.lower() != ".png":
+            raise
+    from PIL import Image
+
+    with Image.open(first) as im:
+        w, h = im.size
+    return load_camera(camera, image_id=image_id, width=w, height=h)
+
+
 def _warn_gaps(source: object, ids: list[int]) -> None:
     present = set(ids)
     missing = [i for i in range(ids[0], ids[-1] + 1) if i not in present]
@@ -328,23 +345,14 @@ def load_sequence(
     if scene_camera is not None and scene_camera.is_file():
         scales = _bop_scales(scene_camera)
     if camera is not None:
-        intrinsics = load_camera(camera)
+        intrinsics = _camera_sized_by_frame(camera, paths[0], None)
     elif paths[0].suffix.lower() == ".pcd":  # an organised cloud carries its own pinhole
         from sim2real.sensors.real_frame import load_real_frame
 
         intrinsics = load_real_frame(paths[0], None)[1]
     elif scene_camera is not None and scene_camera.is_file():
         image_id = ids[0] if ids[0] in scales else None
-        try:
-            intrinsics = load_camera(scene_camera, image_id=image_id)
-        except InputError as exc:
-            if exc.field not in ("width", "height") or paths[0].suffix.lower() != ".png":
-                raise
-            from PIL import Image  # BOP's image size file is absent: the frames give it
-
-            with Image.open(paths[0]) as im:
-                w, h = im.size
-            intrinsics = load_camera(scene_camera, image_id=image_id, width=w, height=h)
+        intrinsics = _camera_sized_by_frame(scene_camera, paths[0], image_id)
     elif folder is not None and (folder / "camera.json").is_file():
         with warnings.catch_warnings():  # BOP's camera.json gives mm per unit: expected here
             warnings.filterwarnings("ignore", message=".*read as millimetres per unit.*")
