@@ -60,6 +60,25 @@ def test_reality_keeps_the_policy_env_and_adds_delay():
     assert env.cfg.extra_delay_s == pytest.approx(0.025)
 
 
+def test_a_reality_with_its_own_model_takes_that_models_parameters():
+    """Friction given at training (of the training's model) reached every reality: the
+    identified pendulum of identified-shifted ran with 0.2 N m, not its own 0.289 (a probe)."""
+    trained = {"params": {"frictionloss_Nm": 0.2, "mass_kg": 0.9}}
+    shifted = load_reality("identified-shifted")  # the built-in model, shifted per episode
+    own = reality_env(shifted, ENV, {}, 8, seed=0)
+    env = reality_env(shifted, ENV, trained, 8, seed=0)
+    for e in (own, env):
+        e.reset(seed=0)
+    for name in ("frictionloss_Nm", "mass_kg"):
+        assert _value(env, name) == pytest.approx(_value(own, name))
+    assert _value(env, "frictionloss_Nm").min() > 0.8 * 0.28  # the published 0.289, +-20 %
+    # a reality without a model changes the training's world: its parameters stay
+    bare = shifted.model_copy(update={"model": None, "randomization": None})
+    kept = reality_env(bare, ENV, trained, 2, seed=0)
+    kept.reset(seed=0)
+    assert _value(kept, "frictionloss_Nm") == pytest.approx(0.2)
+
+
 def test_bad_reality_files(tmp_path):
     def write(name, doc):
         path = tmp_path / name

@@ -14,8 +14,11 @@ YAML (every field optional)::
            range: [0.8, 1.2], operation: scale}
 
 The policy's own environment configuration is kept (history, scales, torque limit, episode
-length) and the reality's fields replace the world's; without ``randomization`` the world is
-fixed (no training randomization). Parameter names and targets are checked against the
+length, its extra delay: the deployment's own latency) and the reality's fields replace the
+world's: a reality that names a model takes that model's parameters, not the training's
+(``params`` given at training were of the training's model, and leaked into every reality
+before); one without ``model`` changes the training's world. Without ``randomization`` the world
+is fixed (no training randomization). Parameter names and targets are checked against the
 environment: an unknown one fails with close matches.
 """
 
@@ -37,7 +40,7 @@ class Reality(StrictModel):
     name: str = Field("", description="the reality's name (its file's stem by default)")
     description: str = Field("", description="what this world stands for, in words")
     model: str | None = Field(
-        None, description="another built-in model name or MJCF path (default: the environment's)"
+        None, description="another built-in model name or MJCF path (default: the training's)"
     )
     params: dict[str, float] = Field(
         default_factory=dict,
@@ -108,8 +111,9 @@ def reality_env(reality: Reality, env_id: str, env_config: dict, num_envs: int, 
     from sim2real.learn.randomization import randomization_from_dict
 
     config = dict(env_config)
-    if reality.model is not None:
+    if reality.model is not None:  # another model: the training's parameters were of its own
         config["model"] = reality.model
+        config.pop("params", None)
     config["params"] = {**config.get("params", {}), **reality.params}
     if reality.actuator is not None:
         config["actuator"] = reality.actuator
