@@ -6,6 +6,7 @@ refuse to export it, distill it, export the student."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -108,3 +109,24 @@ def test_policy_cli_bad_input(tmp_path):
         proc = run_cli("policy", "train", ENV, "--env-config", env_cfg, "--out", tmp_path / "r")
         assert_one_line_error(proc, f"{env_cfg}: ", *needles)
         assert not (tmp_path / "r").exists()
+
+
+def test_a_runs_randomization_and_model_files_are_recorded_where_they_are(tmp_path, monkeypatch):
+    """A run recorded `--dr fit1/dr.yaml` as typed: an eval from another folder read another
+    fit's file silently; and a config's `model: ../fit1/fitted.xml` was read from the working
+    folder, not beside the config as a reality's is (a probe)."""
+    from sim2real.cli.policy import _dr_arg, _env_config_fields
+
+    (tmp_path / "fit1").mkdir()
+    (tmp_path / "fit1" / "fitted.xml").write_text("<mujoco/>")
+    (tmp_path / "cfg").mkdir()
+    (tmp_path / "cfg" / "a.yaml").write_text("model: ../fit1/fitted.xml\nhistory: 4\n")
+    monkeypatch.chdir(tmp_path)
+    assert _dr_arg("fit1/dr.yaml") == tmp_path / "fit1" / "dr.yaml"
+    fields = _env_config_fields(Path("cfg/a.yaml"))
+    assert Path(fields["model"]).resolve() == (tmp_path / "fit1" / "fitted.xml").resolve()
+    assert Path(fields["model"]).is_absolute() and fields["history"] == 4
+    (tmp_path / "cfg" / "b.yaml").write_text("model: fit1/fitted.xml\n")  # from the working folder
+    assert Path(_env_config_fields(Path("cfg/b.yaml"))["model"]).is_absolute()
+    (tmp_path / "cfg" / "c.yaml").write_text("model: pendulum-dfki\n")  # a built-in name stays
+    assert _env_config_fields(Path("cfg/c.yaml"))["model"] == "pendulum-dfki"

@@ -28,7 +28,7 @@ def _dr_arg(dr: str | None) -> str | Path | None:
         return "default"
     if dr.lower() == "none":
         return None
-    return Path(dr)
+    return Path(dr).absolute()  # the run records where it was: a later eval runs elsewhere
 
 
 def _given(**options: Any) -> dict[str, Any]:
@@ -46,6 +46,19 @@ def _yaml_mapping(path: Path | None, what: str) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise InputError(path, None, f"expected a mapping of {what} fields")
     return data
+
+
+def _env_config_fields(path: Path | None) -> dict[str, Any]:
+    """``--env-config``'s fields, a ``model`` file found beside the config (as a reality's is)
+    or else from the working folder, recorded absolute: a later eval runs elsewhere."""
+    fields = _yaml_mapping(path, "environment config")
+    model = fields.get("model")
+    if path is not None and isinstance(model, str):
+        for candidate in (path.parent / model, Path(model)):
+            if candidate.is_file():
+                fields["model"] = str(candidate.absolute())
+                break
+    return fields
 
 
 @app.command("train")
@@ -148,7 +161,7 @@ def train_cmd(
     cfg = load_train_config(settings) if settings else default_train_config(env)
     given = _given(total_env_steps=steps, seed=seed, torch_threads=torch_threads)
     cfg = cfg.model_copy(update=given)
-    fields = _yaml_mapping(env_config, "environment config")
+    fields = _env_config_fields(env_config)
     check_env_builds(env, fields, env_config or "--env-config", _dr_arg(dr))
     stages = [("training_env", {})] + [
         (f"stages[{k}].training_env", st.training_env) for k, st in enumerate(cfg.stages)
