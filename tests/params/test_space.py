@@ -89,6 +89,8 @@ def test_joint_prior_draws_follow_its_covariance_and_round_trip(tmp_path):
     s.to_yaml(tmp_path / "dr.yaml")
     assert load_param_space(tmp_path / "dr.yaml") == s
     assert s.replace(mass=2.0).joint == s.joint
+    # the file says its joint parameters' priors are for reading (an edit changed nothing)
+    assert (tmp_path / "dr.yaml").read_text().startswith("# mass, damp: drawn together")
 
 
 @pytest.mark.parametrize(

@@ -260,7 +260,16 @@ class ParamSpace(StrictModel):
         data = self.model_dump(mode="json", exclude_defaults=True)
         for p in data["params"]:
             p["bounds"] = list(p["bounds"])
-        return yaml.safe_dump(data, sort_keys=False, width=100)
+        text = yaml.safe_dump(data, sort_keys=False, width=100)
+        if self.joint is None:
+            return text
+        # an edit of such a parameter's prior changed nothing (a probe): say where draws come from
+        return (
+            f"# {', '.join(self.joint.names)}: drawn together from joint.mean / joint.cov (scale\n"
+            "# coordinates: the log of log-scale parameters); their prior below is the marginal, for\n"
+            "# reading: edit joint, or delete it to draw each from its prior. A draw outside the\n"
+            "# bounds is redrawn whole, so a value fitted near its bound shifts the others' draws.\n"
+        ) + text
 
 
 def param_space_from_dict(data: Any, source: str | Path) -> ParamSpace:
