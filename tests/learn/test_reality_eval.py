@@ -171,3 +171,12 @@ def test_quick_failures_do_not_outnumber_long_episodes():
     result = run_policy(policy, TwoEnvs(), episodes=6, seed=0, world="w")
     assert result.success_rate == 0.5
     assert sorted(result.returns.tolist()) == [0.0, 0.0, 0.0, 5.0, 5.0, 5.0]
+
+
+def test_a_reality_of_another_robot_names_its_file():
+    """A pendubot policy on a pendulum reality said only "elbow: no hinge or slide joint"."""
+    from sim2real.core.errors import InputError
+
+    with pytest.raises(InputError, match="not a model of sim2real/PendubotSwingup-v0") as err:
+        reality_env(load_reality("our-fit"), "sim2real/PendubotSwingup-v0", {}, 2, seed=0)
+    assert err.value.source.endswith("our-fit.yaml") and err.value.field == "model"

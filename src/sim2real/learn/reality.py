@@ -129,6 +129,7 @@ def reality_env(reality: Reality, env_id: str, env_config: dict, num_envs: int, 
         return make_vec(env_id, num_envs, seed=seed, dr=dr, config=config)
     except InputError as err:
         own = err.source == "config.params" and err.field not in reality.params
+        own = own or err.source is None  # a joint or body the task needs is not in the model
         if reality.model is not None and own:  # the task's own parameters miss in this model
             why = f"{reality.model} is not a model of {env_id} ({err.field}: {err.message})"
             raise InputError(reality.source, "model", why) from None
