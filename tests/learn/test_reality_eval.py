@@ -107,6 +107,11 @@ def test_bad_reality_files(tmp_path):
     with pytest.raises(InputError) as err:
         load_reality(write("field.yaml", {"extra_delay": 0.01}))
     assert err.value.field == "extra_delay"
+    # a sysid dr.yaml given as a reality said "joint: Extra inputs are not permitted"
+    fitted = {"params": [{"name": "mass_kg", "target": "body.mass:pendulum", "nominal": 0.9}]}
+    for doc in (fitted, terms):
+        with pytest.raises(InputError, match="a randomization file, not a reality"):
+            load_reality(write("fit_dr.yaml", doc))
 
 
 def test_run_policy_counts_what_the_env_reports():

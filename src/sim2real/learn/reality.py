@@ -80,6 +80,10 @@ def load_reality(arg: str | Path) -> Reality:
     data = read_yaml(path, "reality") or {}
     if not isinstance(data, dict):
         raise InputError(path, None, "expected a mapping of reality fields")
+    if isinstance(data.get("params"), list) or "terms" in data:  # a dr.yaml or a DR terms file
+        why = ("a randomization file, not a reality: give it to `policy train --dr`, or its "
+               "content under a reality's `randomization:`")  # fmt: skip
+        raise InputError(path, None, why)
     try:
         reality = Reality.model_validate(data)
     except ValidationError as err:
