@@ -245,6 +245,34 @@ def export_cmd(
     typer.echo(f"exported: {result.onnx_path} and {result.json_path}")
 
 
+@app.command("replay")
+def replay_cmd(
+    deployed: Annotated[Path, typer.Argument(help="An exported policy (policy export's --out).")],
+    log: Annotated[Path, typer.Option("--log", help="A real log of the robot (CSV or JSON).")],
+    mapping: Annotated[
+        Path | None,
+        typer.Option("--mapping", help="Column mapping YAML (default: the robot's built-in)."),
+    ] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="CSV of the states and both torques.")
+    ] = None,
+) -> None:
+    """Run an exported policy on a real log's measured states (offline, no closed loop): the
+    torques it would command there, beside the log's own."""
+    from sim2real.core.atomic import check_writable
+    from sim2real.learn.replay import replay_log
+
+    if out is not None:
+        check_writable(out, "--out")
+    replay = replay_log(deployed, log, mapping)
+    if out is not None:
+        replay.write_csv(out)
+    for line in replay.summary_lines():
+        typer.echo(line)
+    if out is not None:
+        typer.echo(f"wrote {out}")
+
+
 @app.command("eval")
 def eval_cmd(
     policies: Annotated[list[Path], typer.Argument(help="Run folder(s) of trained policies.")],
