@@ -127,3 +127,23 @@ def test_errors_of_a_delay_longer_than_the_default_history(synth_csv):
     late = prediction_errors(sim, space, np.array([0.08]), [log])
     on_time = prediction_errors(sim, space, np.array([0.0]), [log])
     assert late[0.5].rmse_rad > on_time[0.5].rmse_rad > 0
+
+
+def test_a_torque_offset_reaches_a_geared_motors_joint_in_the_mjcf(tmp_path):
+    """A user's <motor gear="6">: the offset was written as biasprm without biastype (MuJoCo
+    ignored it) and, once kept, at the motor's scale, 6x too large at the joint (a probe)."""
+    (tmp_path / "p.xml").write_text(
+        '<mujoco><option gravity="0 0 0"/><worldbody><body name="rod">'
+        '<joint name="pivot" type="hinge" axis="0 1 0"/><geom size="0.05" mass="1"/></body>'
+        '</worldbody><actuator><motor name="drive" joint="pivot" gear="6"/></actuator></mujoco>'
+    )
+    sim = load_sim_model(tmp_path / "p.xml")
+    space = ParamSpace(params=[
+        Param(name="off", target="extra.offset:pivot", nominal=0.09, bounds=(-1, 1))
+    ])  # fmt: skip
+    text, _, _ = fitted_mjcf(sim, space, space.nominal())
+    m = mujoco.MjModel.from_xml_string(text)
+    d = mujoco.MjData(m)
+    mujoco.mj_forward(m, d)  # ctrl 0: only the bias acts
+    assert m.actuator_biastype[0] == mujoco.mjtBias.mjBIAS_AFFINE
+    assert d.qfrc_actuator[0] == pytest.approx(0.09)

@@ -47,7 +47,8 @@ def fitted_mjcf(
                 if model.actuator_biastype[act] == mujoco.mjtBias.mjBIAS_NONE:
                     model.actuator_biastype[act] = mujoco.mjtBias.mjBIAS_AFFINE
                     model.actuator_biasprm[act, :] = 0.0
-                model.actuator_biasprm[act, 0] += extras.offset_Nm[k]
+                # a joint torque: the actuator's force reaches the joint times its gear
+                model.actuator_biasprm[act, 0] += extras.offset_Nm[k] / model.actuator_gear[act, 0]
                 extras.offset_Nm[k] = 0.0
             else:
                 notes.append(f"torque offset of {name} left out of the MJCF (no torque actuator)")
@@ -67,6 +68,8 @@ def fitted_mjcf(
                 model.actuator_ctrlrange[a] = (min(lo, -need), max(hi, need))
     spec = sim.spec.copy()
     spec.copy_back(model)
+    for a, actuator in enumerate(spec.actuators):  # copy_back leaves the bias type out: an
+        actuator.biastype = model.actuator_biastype[a]  # affine bias in a <motor> was lost
     if kp is not None:
         record_kp(spec, kp)
     text = spec.to_xml()
