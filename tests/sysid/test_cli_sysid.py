@@ -99,3 +99,20 @@ def test_a_log_too_short_for_any_segment_is_an_error_in_eval_and_as_a_hold_out(t
                    "--out", out, "--max-iter", "3", "--quiet")  # fmt: skip
     assert_one_line_error(proc, str(short), "no hold-out segment fits")  # was dropped silently
     assert not (tmp_path / "out").exists()
+
+
+def test_a_model_worse_than_holding_still_is_said(tmp_path, synth_csv):
+    """A gear forgotten in a user's mapping 'converged' to 1.04 rad at 0.5 s, exit 0, no
+    verdict (a probe): predicting the motion worse than no motion at all is said."""
+    from sim2real.sysid.run import evaluate_model
+
+    path, _ = synth_csv
+    right = tmp_path / "right.yaml"
+    right.write_text(BUILTINS["pendulum-dfki"].mapping.read_text())
+    wrong = tmp_path / "geared.yaml"  # the torque read 6x too large (a gear)
+    wrong.write_text(right.read_text().replace("{column: torque}", "{column: torque, scale: 6}"))
+    ok = evaluate_model("pendulum-dfki", [path], mapping=right).summary_lines()
+    bad = evaluate_model("pendulum-dfki", [path], mapping=wrong).summary_lines()
+    assert not any("worse than holding still" in line for line in ok), ok
+    assert any(line.startswith("WARNING: the model predicts the logged motion worse than "
+                               "holding still at 0.5 s") for line in bad), bad  # fmt: skip

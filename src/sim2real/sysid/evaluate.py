@@ -43,6 +43,26 @@ class HorizonError:
         return out
 
 
+def hold_still_rmse(segs: Segments) -> float:
+    """RMSE [rad] of predicting that every segment stays where it started: what a model must
+    beat to say anything of the motion."""
+    return float(np.sqrt(np.mean((segs.meas_q[:, 1:] - segs.meas_q[:, :1]) ** 2)))
+
+
+def worse_than_still(errors: dict[float, HorizonError], what: str) -> list[str]:
+    """A warning when the model predicts ``what`` worse than holding still over the shortest
+    horizon (a gear, a unit or a column mapped wrong: the fit still 'converges'); longer
+    horizons of a swinging robot may diverge from a right model too."""
+    if not errors:
+        return []
+    h = min(errors)
+    e, still = errors[h], hold_still_rmse(errors[h].segs)
+    if e.rmse_rad <= still:
+        return []
+    return [f"the model predicts the {what} worse than holding still at {h:g} s "
+            f"({e.rmse_rad:.4f} rad against {still:.4f}): a gear, a unit or the mapping?"]  # fmt: skip
+
+
 def position_error(qpos_sim: np.ndarray, segs: Segments) -> np.ndarray:
     """(S, T, J) simulated minus measured position after each segment's start (pi where the
     simulation diverged)."""

@@ -21,7 +21,7 @@ from sim2real.sim.builtin import BUILTINS, BuiltinModel, builtin_model, resolve_
 from sim2real.sim.logs import RobotLog, read_log, refuse_repeated_logs, resample_log
 from sim2real.sim.mapping import LogMapping, load_mapping
 from sim2real.sim.model import SimModel, load_sim_model, sim_model_from_xml
-from sim2real.sysid.evaluate import HORIZONS_S, HorizonError, prediction_errors
+from sim2real.sysid.evaluate import HORIZONS_S, HorizonError, prediction_errors, worse_than_still
 from sim2real.sysid.fit import FitConfig, FitResult, fit_params
 from sim2real.sysid.gain import errors_at_log_gains, gain_notes, model_kp, one_gain
 from sim2real.sysid.objective import ObjectiveConfig
@@ -74,6 +74,9 @@ class SysidResult:
         for label, errs in (("train", self.train_errors), ("hold-out", self.holdout_errors)):
             if errs:
                 lines.append(f"{label} position RMSE: " + _fmt(errs))
+        checked = ("held-out motion", self.holdout_errors) if self.holdout_errors else (
+            "fitted motion", self.train_errors)  # fmt: skip
+        lines += [f"WARNING: {w}" for w in worse_than_still(checked[1], checked[0])]
         if self.plain_errors:
             lines.append("plain MJCF: " + _fmt(self.plain_errors))
             cost = self.approximation_cost()
@@ -297,6 +300,7 @@ class ModelEvaluation:
 
     def summary_lines(self) -> list[str]:
         lines = [f"note: {note}" for note in self.notes]
+        lines += [f"WARNING: {w}" for w in worse_than_still(self.errors, "logged motion")]
         for h in HORIZONS_S:
             e = self.errors.get(h)
             if e is None:
