@@ -31,7 +31,28 @@ def test_urdf_loads_with_a_torque_actuator(tmp_path):
         params=[Param(name="m", target="body.mass:arm", nominal=0.7, bounds=(0.1, 2))]
     )
     model, _ = sim.instantiate(space, [1.3])
-    assert model.body_mass[1] == pytest.approx(1.3)
+    assert model.body("arm").mass[0] == pytest.approx(1.3)
+
+
+def test_a_urdf_link_on_a_fixed_joint_keeps_its_name_and_a_dropped_gear_is_said(tmp_path):
+    """MuJoCo fused a link on a fixed joint into its parent (a spec naming it failed: 'no body
+    named bob'), and drops <transmission> silently (a gear of 6 fitted a sixth of the torque)."""
+    bob = """<link name="bob"><inertial><mass value="0.3"/>
+      <inertia ixx="1e-4" iyy="1e-4" izz="1e-4" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <joint name="bob_fix" type="fixed"><parent link="arm"/><child link="bob"/>
+    <origin xyz="0 0 -0.5"/></joint>
+  <transmission name="t"><joint name="hinge"/>
+    <actuator name="m"><mechanicalReduction>6</mechanicalReduction></actuator></transmission>
+</robot>"""
+    path = tmp_path / "arm.urdf"
+    path.write_text(URDF.replace("</robot>", bob))
+    with pytest.warns(UserWarning, match="mechanicalReduction 6 is not applied"):
+        sim = load_sim_model(path, drive_joints=["hinge"])
+    space = ParamSpace(
+        params=[Param(name="m", target="body.mass:bob", nominal=0.3, bounds=(0.1, 2))]
+    )
+    model, _ = sim.instantiate(space, [0.5])
+    assert model.body("bob").mass[0] == pytest.approx(0.5)
 
 
 def test_broken_model_file_is_one_input_error(tmp_path):

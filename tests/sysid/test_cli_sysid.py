@@ -116,3 +116,18 @@ def test_a_model_worse_than_holding_still_is_said(tmp_path, synth_csv):
     assert not any("worse than holding still" in line for line in ok), ok
     assert any(line.startswith("WARNING: the model predicts the logged motion worse than "
                                "holding still at 0.5 s") for line in bad), bad  # fmt: skip
+
+
+def test_logged_torques_beyond_the_models_force_limit_are_said(tmp_path, synth_csv):
+    """A URDF's effort of 0.5 N m clipped a third of the logged torques in the simulation, and
+    the fit bent the mass to match, with no word (a probe)."""
+    from sim2real.sysid.run import evaluate_model
+
+    path, _ = synth_csv
+    text = BUILTINS["pendulum-dfki"].mjcf.read_text()
+    limited = tmp_path / "limited.xml"
+    limited.write_text(text.replace('frictionloss="0.2889"/>',
+                                    'frictionloss="0.2889" actuatorfrcrange="-0.05 0.05"/>'))  # fmt: skip
+    notes = evaluate_model(str(limited), [path], builtin_mapping="pendulum-dfki").notes
+    assert any("beyond joint shoulder's force limit -0.05..0.05 N m" in n for n in notes), notes
+    assert not evaluate_model("pendulum-dfki", [path]).notes

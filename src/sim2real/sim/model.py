@@ -143,7 +143,9 @@ def load_sim_model(path: str | Path, *, drive_joints: list[str] | None = None) -
     notes = []
     if path.suffix.lower() == ".urdf":
         spec.option.integrator = mujoco.mjtIntegrator.mjINT_IMPLICITFAST
+        spec.compiler.fusestatic = False  # a link on a fixed joint keeps its name for targets
         notes.append("URDF: integrator set to implicitfast")
+        notes += _ignored_transmissions(path)
     added = ensure_actuators(spec, drive_joints or [])
     if added:
         notes.append(f"added torque actuators for {', '.join(added)}")
@@ -156,6 +158,31 @@ def load_sim_model(path: str | Path, *, drive_joints: list[str] | None = None) -
     if sidecar.is_file():
         apply_sidecar(sim, sidecar)
     return sim
+
+
+def _ignored_transmissions(path: Path) -> list[str]:
+    """MuJoCo's URDF import drops ``<transmission>``: a mechanical reduction other than 1 is
+    said (a forgotten one fitted a sixth of the torque, 'converged')."""
+    import warnings
+    import xml.etree.ElementTree as ET
+
+    try:
+        root = ET.parse(path).getroot()
+    except ET.ParseError:
+        return []  # MuJoCo has read it: not ours to judge its XML further
+    notes = []
+    for t in root.iter("transmission"):
+        ratios = [float(r.text or 1) for r in t.iter("mechanicalReduction")]
+        joints = [j.get("name", "?") for j in t.iter("joint")]
+        if any(r != 1.0 for r in ratios):
+            note = (
+                f"transmission {t.get('name', '?')} of {', '.join(joints)}: mechanicalReduction "
+                f"{ratios[0]:g} is not applied (MuJoCo's URDF import drops transmissions): give "
+                f"the joint torque in the log, or the mapping's scale: {ratios[0]:g}"
+            )
+            warnings.warn(f"{path}: {note}", stacklevel=3)
+            notes.append(note)
+    return notes
 
 
 def apply_sidecar(sim: SimModel, path: Path) -> None:

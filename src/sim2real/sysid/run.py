@@ -24,6 +24,7 @@ from sim2real.sim.model import SimModel, load_sim_model, sim_model_from_xml
 from sim2real.sysid.evaluate import HORIZONS_S, HorizonError, prediction_errors, worse_than_still
 from sim2real.sysid.fit import FitConfig, FitResult, fit_params
 from sim2real.sysid.gain import errors_at_log_gains, gain_notes, model_kp, one_gain
+from sim2real.sysid.limits import clipped_torque_notes
 from sim2real.sysid.objective import ObjectiveConfig
 from sim2real.sysid.outputs import derived_quantities, dr_space, fitted_mjcf
 from sim2real.sysid.reference import Reference, reference_for
@@ -285,7 +286,8 @@ def identify(
         builtin.name if builtin else str(path), sim, space, mp, train, held, fit, train_err,
         hold_err, plain_err, ref, ref_err, text, sidecar, approx,
         derived_quantities(sim, space, fit.values), _derived_std(sim, space, fit), config,
-        time.perf_counter() - start, gain_notes(sim, held, kp),
+        time.perf_counter() - start,
+        gain_notes(sim, held, kp) + clipped_torque_notes(sim, train + held),
     )  # fmt: skip
 
 
@@ -359,7 +361,7 @@ def evaluate_model(
     return ModelEvaluation(
         list(robot_logs[0].joints),
         errors,
-        gain_notes(sim, robot_logs, kp),
+        gain_notes(sim, robot_logs, kp) + clipped_torque_notes(sim, robot_logs),
         [log.source for log in robot_logs],
     )
 
