@@ -105,6 +105,7 @@ def _as_ms(d):
         ({"kp": 0}, "kp"),
         ({"length": 0.0}, "length"),
         ({"dt": 0.005, "edit": _as_ms}, "entries[].timestamp"),  # milliseconds, dt in seconds
+        ({"edit": _as_ms}, "entries[].timestamp"),  # no dt: replayed 5 s a step before (a probe)
         ({"edit": lambda d: d["entries"][3].update(torque_enable="maybe")}, "torque_enable"),
     ],
 )
@@ -117,6 +118,17 @@ def test_impossible_headers_and_units_are_refused(tmp_path, change, field):
     with pytest.raises(InputError) as err:
         read_servo_log(path)
     assert field in err.value.field
+
+
+def test_a_gap_is_said_and_a_gain_written_as_text_is_read(tmp_path):
+    """Two runs in one file were replayed across their gap without a word (a probe)."""
+    data = _log() | {"kp": "200"}
+    for e in data["entries"][20:]:
+        e["timestamp"] += 1.0
+    path = tmp_path / "log.json"
+    path.write_text(json.dumps(data))
+    with pytest.warns(UserWarning, match="1 gap.*two runs in one file"):
+        assert read_servo_log(path).kp_fw == 200.0
 
 
 def test_torque_enable_as_text_is_read_as_said(tmp_path):

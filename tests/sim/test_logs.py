@@ -159,6 +159,10 @@ def test_one_recording_given_twice_is_refused(tmp_path):
         refuse_repeated_logs([a, other, shifted], held_out=1)
     with pytest.raises(InputError, match="given twice"):
         refuse_repeated_logs([a, shifted, other], held_out=1)
+    # a copy with its first samples dropped (a probe relabelled one so as a hold-out)
+    trimmed = read_log(write_csv(tmp_path / "d.csv", rows[3:]), MAPPING)
+    with pytest.raises(InputError, match="held out and fitted"):
+        refuse_repeated_logs([a, other, trimmed], held_out=1)
 
 
 def test_json_records_valid_if_and_despike(tmp_path):

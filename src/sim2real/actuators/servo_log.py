@@ -19,14 +19,19 @@ the wrap are out of range and dropped). :func:`decode_duty` turns either into a 
 
 from __future__ import annotations
 
+import contextlib
 import json
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from sim2real.core.errors import InputError
-from sim2real.sim.logs import first_repeat
+from sim2real.sim.logs import MAX_MEDIAN_STEP_S, first_repeat
+
+GAP_STEPS = 5
+"""An interval over this many median steps is a gap (the robot logs' rule, ``max_gap_s``)."""
 
 
 @dataclass
@@ -59,6 +64,9 @@ class ServoLog:
 
 
 def _number(path: Path, field: str, value: object) -> float:
+    if isinstance(value, str):  # "200": a number another tool wrote as text
+        with contextlib.suppress(ValueError):
+            value = float(value)
     if isinstance(value, bool) or not isinstance(value, int | float) or not np.isfinite(value):
         raise InputError(path, field, f"expected a finite number, got {value!r}")
     return float(value)
@@ -111,7 +119,8 @@ def read_servo_log(path: str | Path) -> ServoLog:
     try:
         data = json.loads(path.read_text())
     except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise InputError(path, None, f"not valid JSON: {err}") from None
+        why = f"not valid JSON ({err}): a servo log is BAM's JSON (a header and 'entries')"
+        raise InputError(path, None, why) from None
     if not isinstance(data, dict):
         raise InputError(path, None, "expected a JSON object with 'entries'")
     for key in ("mass", "length", "kp", "entries"):
@@ -154,11 +163,22 @@ def read_servo_log(path: str | Path) -> ServoLog:
         raise InputError(
             path, f"entries[{i}].timestamp", f"timestamps not increasing ({t[i - 1]} then {t[i]})"
         )
+    median = float(np.median(np.diff(t)))
     if "dt" in data:  # the header's step against the timestamps' (milliseconds as seconds...)
-        stated, median = _positive(path, "dt", data["dt"]), float(np.median(np.diff(t)))
+        stated = _positive(path, "dt", data["dt"])
         if not 0.5 < median / stated < 2.0:
             why = f"the timestamps step {median:g} s, the header's dt says {stated:g} s"
             raise InputError(path, "entries[].timestamp", why + " (timestamps in another unit?)")
+    if median > MAX_MEDIAN_STEP_S:  # with no dt (or a dt in ms too) a replay stepped 5 s
+        why = f"the timestamps step {median:g} s: milliseconds? servo logs are in seconds"
+        raise InputError(path, "entries[].timestamp", why)
+    gaps = np.flatnonzero(np.diff(t) > GAP_STEPS * median)
+    if gaps.size:  # replayed as one step, with no reset of the state
+        warnings.warn(
+            f"{path}: {gaps.size} gap(s) in the timestamps (the first {t[gaps[0] + 1] - t[gaps[0]]:.3g}"
+            f" s at {t[gaps[0]]:.3g} s): two runs in one file? the replay steps across it",
+            stacklevel=2,
+        )
     en = np.array(enabled)
     if not en.any():
         raise InputError(path, "torque_enable", "torque disabled in every sample: nothing to fit")

@@ -324,13 +324,29 @@ def resample_log(log: RobotLog, dt_s: float, command_resample: str = "linear") -
     )
 
 
+REPEAT_SHIFT = 50
+"""Samples one log may be cut at either end and still be found a copy of another."""
+
+
 def first_repeat(positions: list[np.ndarray]) -> tuple[int, int] | None:
-    """(i, j), i < j, of the first two logs whose positions are the same samples, else None."""
+    """(i, j), i < j, of the first two logs whose positions are the same samples (one of them
+    cut by up to ``REPEAT_SHIFT`` samples at either end: a copy with a sample dropped was
+    judged as a hold-out of its own fit), else None."""
     for j, q in enumerate(positions):
         for i, other in enumerate(positions[:j]):
-            if q.shape == other.shape and np.allclose(q, other, rtol=0, atol=1e-9):
+            if _same_samples(q, other) or _same_samples(other, q):
                 return i, j
     return None
+
+
+def _same_samples(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether ``b`` is ``a`` with up to ``REPEAT_SHIFT`` samples cut at either end."""
+    if len(b) > len(a) or len(a) - len(b) > 2 * REPEAT_SHIFT or len(b) < 2:
+        return False
+    for k in range(min(REPEAT_SHIFT, len(a) - len(b)) + 1):
+        if np.allclose(a[k : k + len(b)], b, rtol=0, atol=1e-9):
+            return True
+    return False
 
 
 def refuse_repeated_logs(logs: list[RobotLog], held_out: int = 0) -> None:
