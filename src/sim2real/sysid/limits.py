@@ -10,6 +10,7 @@ import numpy as np
 
 from sim2real.sim.logs import RobotLog
 from sim2real.sim.model import SimModel
+from sim2real.sysid.outputs import is_torque_actuator
 
 SAID_ABOVE = 0.01
 """A share of samples beyond the limit above which it is said."""
@@ -22,13 +23,8 @@ def clipped_torque_notes(sim: SimModel, logs: list[RobotLog]) -> list[str]:
     notes = []
     for a in range(m.nu):
         name = mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_ACTUATOR, a)
-        direct = (
-            m.actuator_trntype[a] == mujoco.mjtTrn.mjTRN_JOINT
-            and m.actuator_gaintype[a] == mujoco.mjtGain.mjGAIN_FIXED
-            and np.isclose(m.actuator_biasprm[a, 1], 0.0)  # no position servo
-        )
         joint = int(m.actuator_trnid[a, 0])
-        if not direct or not m.jnt_actfrclimited[joint]:
+        if not is_torque_actuator(m, a) or not m.jnt_actfrclimited[joint]:
             continue
         scale = m.actuator_gainprm[a, 0] * m.actuator_gear[a, 0]
         torque = np.concatenate(

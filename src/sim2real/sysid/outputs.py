@@ -81,14 +81,19 @@ def fitted_mjcf(
     return text, sidecar, notes
 
 
+def is_torque_actuator(model: mujoco.MjModel, a: int) -> bool:
+    """A fixed gain on a joint, no position term in its bias (not a servo): ctrl x gain x gear
+    is a torque on the joint."""
+    return bool(
+        model.actuator_trntype[a] == mujoco.mjtTrn.mjTRN_JOINT
+        and model.actuator_gaintype[a] == mujoco.mjtGain.mjGAIN_FIXED
+        and np.isclose(model.actuator_biasprm[a, 1], 0.0)
+    )
+
+
 def _torque_actuator(model: mujoco.MjModel, joint: int) -> int | None:
     for a in range(model.nu):
-        if (
-            model.actuator_trntype[a] == mujoco.mjtTrn.mjTRN_JOINT
-            and model.actuator_trnid[a, 0] == joint
-            and model.actuator_gaintype[a] == mujoco.mjtGain.mjGAIN_FIXED
-            and np.isclose(model.actuator_biasprm[a, 1], 0.0)
-        ):
+        if is_torque_actuator(model, a) and model.actuator_trnid[a, 0] == joint:
             return a
     return None
 
