@@ -239,3 +239,18 @@ def test_colour_files_follow_one_flag_as_depth_files_do():
             *verb, "X", "--frames", "a.png", "--frames", "b.png",
             "--color", "c.png", "--color", "d.png", "--quiet",
         ]  # fmt: skip
+
+
+def test_detect_commands_read_depth_in_other_encodings_and_a_cad_file_says_prepare_it(tmp_path):
+    """`detect run` refused a TUM folder naming --encoding tum, which it did not take; a STEP
+    given where a mesh goes failed on a missing module (a probe)."""
+    for verb in ("run", "finetune"):
+        listed = subprocess.run(
+            [sys.executable, "-m", "sim2real.cli.main", "detect", verb, "--help"],
+            capture_output=True, text=True, check=True, env={**os.environ, "COLUMNS": "200"},
+        ).stdout  # fmt: skip
+        assert "--encoding" in listed, verb
+    (tmp_path / "part.step").write_text("ISO-10303-21;\n")
+    proc = run_cli("depth", "render", tmp_path / "part.step", "--pose", "0 0 0.5 0 0 0 1",
+                   "--out", tmp_path / "d.npy")  # fmt: skip
+    assert proc.returncode == 2 and "prepare it first (sim2real model prepare" in proc.stderr

@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from sim2real.cli.frame_options import Encoding
 from sim2real.cli.track_run import ExtrinsicOption
 from sim2real.core.errors import InputError
 from sim2real.core.seed_range import MAX_SEED
@@ -105,6 +106,7 @@ def run_cmd(
     ] = None,
     extrinsic: ExtrinsicOption = None,
     model: ModelOption = None,
+    encoding: Encoding = "auto",
     min_confidence: Annotated[
         float | None,
         typer.Option(
@@ -144,7 +146,12 @@ def run_cmd(
 
         T_depth_color = None if extrinsic is None else parse_pose(extrinsic, field="--extrinsic")
         sequence = load_sequence(
-            source, camera, color=color, color_camera=color_camera, T_depth_color=T_depth_color
+            source,
+            camera,
+            encoding=encoding,
+            color=color,
+            color_camera=color_camera,
+            T_depth_color=T_depth_color,
         )
         inputs = sequence_frames(sequence, source)
     else:
@@ -189,6 +196,7 @@ def finetune_cmd(
     camera: Annotated[
         Path | None, typer.Option("--camera", help="Camera file; takes precedence.")
     ] = None,
+    encoding: Encoding = "auto",
 ) -> None:
     """Fine-tune DET on k labelled real frames; report held-out real and simulated errors."""
     from sim2real.core.atomic import check_writable
@@ -215,7 +223,7 @@ def finetune_cmd(
     gt = load_part_labels(labels, obj_id)
     if frames:
         source = frames[0] if len(frames) == 1 and frames[0].is_dir() else list(frames)
-        sequence = load_sequence(source, camera, color=color)
+        sequence = load_sequence(source, camera, encoding=encoding, color=color)
         check_labels(sequence.frame_ids, list(gt), labels, k)
         sequence.gt = gt
         inputs = sequence_frames(sequence, source)

@@ -88,4 +88,9 @@ def load_part(path: str | Path, unit: MeshUnit = "auto") -> PreparedModel:
         if not is_model_dir(path):
             raise InputError(path, None, f"a folder without {MODEL_YAML}: not a prepared model")
         return load_prepared_model(path)
+    from sim2real.models.cad_import import CAD_SUFFIXES
+
+    if path.suffix.lower() in CAD_SUFFIXES:  # trimesh needs a module for it that is not ours
+        why = f"a CAD file: prepare it first (sim2real model prepare {path.name} --out MODEL_DIR)"
+        raise InputError(path, None, why + " and give the MODEL_DIR")
     return PreparedModel(load_mesh(path, unit))
