@@ -28,10 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from sim2real.core.errors import InputError
-from sim2real.sim.logs import MAX_MEDIAN_STEP_S, first_repeat
-
-GAP_STEPS = 5
-"""An interval over this many median steps is a gap (the robot logs' rule, ``max_gap_s``)."""
+from sim2real.sim.logs import GAP_STEPS, MAX_MEDIAN_STEP_S, first_repeat
 
 
 @dataclass

@@ -19,6 +19,8 @@ from sim2real.sim.mapping import LogMapping
 DEG_PER_RAD = 180.0 / np.pi
 MAX_JOINT_SPEED_RAD_S = 100.0
 """Faster than a robot joint turns (955 rpm): a log's positions and velocities in degrees."""
+GAP_STEPS = 5
+"""An interval over this many median steps is a gap no segment crosses (``max_gap_s`` default)."""
 MAX_MEDIAN_STEP_S = 0.2
 """A log whose samples lie further apart than this (5 Hz) is no robot log: another time unit."""
 
@@ -229,7 +231,7 @@ def read_log(path: str | Path, mapping: LogMapping) -> RobotLog:
         f"{t.size} samples over {t[-1]:.3f} s, median interval {1e3 * med:.2f} ms, "
         f"jitter {100 * jitter:.0f} % (std / median)"
     )
-    max_gap = mapping.max_gap_s or 5.0 * med
+    max_gap = mapping.max_gap_s or GAP_STEPS * med
     gaps = np.flatnonzero(dt > max_gap)
     valid = usable
     for g in gaps:
