@@ -94,15 +94,19 @@ def prediction_errors(
             continue
         obj = MultipleShooting(sim, space, segs, ObjectiveConfig(segment_s=h), nthread=nthread)
         ev = obj.evaluate(np.atleast_2d(values))
-        q = ev.qpos[0]
-        err = position_error(q, segs)
-        out[h] = HorizonError(
-            h,
-            float(np.sqrt(np.mean(err**2))),
-            np.sqrt(np.mean(err**2, axis=(0, 1))),
-            len(segs),
-            int(ev.unstable[0].sum()),
-            q,
-            segs,
-        )
+        out[h] = horizon_error(h, ev.qpos[0], segs, int(ev.unstable[0].sum()))
     return out
+
+
+def horizon_error(h: float, qpos_sim: np.ndarray, segs: Segments, unstable: int) -> HorizonError:
+    """The errors of simulated positions ``qpos_sim`` (S, T + 1, nq-logged) on ``segs``."""
+    err = position_error(qpos_sim, segs)
+    return HorizonError(
+        h,
+        float(np.sqrt(np.mean(err**2))),
+        np.sqrt(np.mean(err**2, axis=(0, 1))),
+        len(segs),
+        unstable,
+        qpos_sim,
+        segs,
+    )

@@ -17,7 +17,7 @@ from sim2real.core.errors import InputError
 from sim2real.params.space import ParamSpace
 from sim2real.sim.logs import RobotLog
 from sim2real.sim.model import SimModel
-from sim2real.sysid.evaluate import HorizonError, prediction_errors
+from sim2real.sysid.evaluate import HorizonError, horizon_error, prediction_errors
 from sim2real.sysid.segments import concat_segments
 
 GAIN_FIELD = "kp"
@@ -152,22 +152,12 @@ def _scaled(sim: SimModel, space: ParamSpace, values: np.ndarray, ratio: float) 
 
 
 def _pooled(parts: list[tuple[np.ndarray, dict[float, HorizonError]]]) -> dict[float, HorizonError]:
-    """One error per horizon over groups of logs (``rows``: their indices in the full list):
-    all segments of a horizon have the same length, so the pooled mean weighs by segments."""
+    """One error per horizon over groups of logs (``rows``: their indices in the full list),
+    computed on their segments joined, as if simulated together."""
     out: dict[float, HorizonError] = {}
     for h in sorted({h for _, errs in parts for h in errs}):
         got = [(rows, errs[h]) for rows, errs in parts if h in errs]
-        n = np.array([e.segments for _, e in got], dtype=float)
-        mse = sum(w * e.rmse_rad**2 for w, (_, e) in zip(n, got, strict=True)) / n.sum()
-        per_joint = sum(w * e.per_joint_rad**2 for w, (_, e) in zip(n, got, strict=True))
         segs = concat_segments([e.segs for _, e in got], [rows for rows, _ in got])
-        out[h] = HorizonError(
-            h,
-            float(np.sqrt(mse)),
-            np.sqrt(per_joint / n.sum()),
-            int(n.sum()),
-            sum(e.unstable for _, e in got),
-            np.concatenate([e.qpos_sim for _, e in got]),
-            segs,
-        )
+        qpos = np.concatenate([e.qpos_sim for _, e in got])
+        out[h] = horizon_error(h, qpos, segs, sum(e.unstable for _, e in got))
     return out

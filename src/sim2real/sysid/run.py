@@ -75,9 +75,9 @@ class SysidResult:
         for label, errs in (("train", self.train_errors), ("hold-out", self.holdout_errors)):
             if errs:
                 lines.append(f"{label} position RMSE: " + _fmt(errs))
-        checked = ("held-out motion", self.holdout_errors) if self.holdout_errors else (
-            "fitted motion", self.train_errors)  # fmt: skip
-        lines += [f"WARNING: {w}" for w in worse_than_still(checked[1], checked[0])]
+        held = bool(self.holdout_errors)  # judged on the held-out logs where there are any
+        errs, what = (self.holdout_errors, "held-out") if held else (self.train_errors, "fitted")
+        lines += [f"WARNING: {w}" for w in worse_than_still(errs, f"{what} motion")]
         if self.plain_errors:
             lines.append("plain MJCF: " + _fmt(self.plain_errors))
             cost = self.approximation_cost()
@@ -303,6 +303,7 @@ class ModelEvaluation:
     def summary_lines(self) -> list[str]:
         lines = [f"note: {note}" for note in self.notes]
         lines += [f"WARNING: {w}" for w in worse_than_still(self.errors, "logged motion")]
+        names = _distinct_names(self.sources) if len(self.sources) > 1 else []
         for h in HORIZONS_S:
             e = self.errors.get(h)
             if e is None:
@@ -316,8 +317,7 @@ class ModelEvaluation:
                 f"{h:g} s segments: position RMSE {e.rmse_rad:.4f} rad ({per}; "
                 f"{e.segments} segments, {e.unstable} unstable)"
             )
-            if len(self.sources) > 1:  # one bad log hides in the pooled figure
-                names = _distinct_names(self.sources)
+            if names:  # one bad log hides in the pooled figure
                 for i, (rmse, n) in e.rmse_per_log().items():
                     lines.append(f"  {names[i]}: {rmse:.4f} rad ({n} segments)")
         return lines

@@ -4,7 +4,7 @@ action delay)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -142,20 +142,12 @@ def _initial_states(log: RobotLog, width_s: float, dt: float) -> tuple[np.ndarra
     return q, v
 
 
-_PER_SEGMENT = ("qpos0", "qvel0", "ctrl", "meas_q", "meas_v")
+_PER_SEGMENT = ("qpos0", "qvel0", "ctrl", "meas_q", "meas_v", "t0_s")
 
 
 def concat_segments(parts: list[Segments], log_rows: list[np.ndarray]) -> Segments:
     """Segments of groups of logs as one (``log_rows[g]``: the indices, in the full list, of
     the logs ``parts[g]`` was cut from), so ``log_index`` points into the full list."""
-    first = parts[0]
-    return Segments(
-        *(np.concatenate([getattr(p, k) for p in parts]) for k in _PER_SEGMENT),
-        first.q_adr,
-        first.v_adr,
-        np.concatenate([rows[p.log_index] for p, rows in zip(parts, log_rows, strict=True)]),
-        np.concatenate([p.t0_s for p in parts]),
-        first.steps,
-        first.hist,
-        first.dt_s,
-    )
+    joined = {k: np.concatenate([getattr(p, k) for p in parts]) for k in _PER_SEGMENT}
+    log_index = [rows[p.log_index] for p, rows in zip(parts, log_rows, strict=True)]
+    return replace(parts[0], **joined, log_index=np.concatenate(log_index))
