@@ -69,9 +69,9 @@ class TrackEvaluation:
     n_gt_frames: int = 0
     n_eval_frames: int = 0
     n_missing: int = 0
+    """Frames with ground truth but no record."""
     n_without_gt: int = 0
     """Records of frames the ground truth does not hold (not scored)."""
-    """Frames with ground truth but no record."""
     tracking_precision: float | None = None
     n_reported_tracking: int = 0
     n_tracking_while_gone: int | None = None

@@ -110,8 +110,11 @@ class Sequence:
             scale = self.depth_scale_by_frame.get(self.frame_ids[i], scale)
         if encoding in _FIXED_UNIT_ENCODINGS:
             scale = None
-        try:  # the encoding as given: read_depth checks what it guesses
-            depth = read_depth(path, encoding=self.encoding, depth_scale=scale)
+        # the encoding as given until a frame with returns passed the checks (read_depth looks
+        # at what it guesses, 3 ms a frame): then the one it resolved to
+        given = encoding if self.unit_checked else self.encoding
+        try:
+            depth = read_depth(path, encoding=given, depth_scale=scale)
         except InputError as exc:
             if exc.field != "depth_scale" or scale is None or encoding != "tiff":
                 raise

@@ -58,12 +58,13 @@ def _match_color(where: object, ids: list[int], color: list[Path], named: bool) 
     return list(color)
 
 
-def _pair_by_time(sequence, where: object, files: list[Path]) -> None:
-    """TUM-style frames named by their timestamps: each depth frame takes the nearest colour
-    image within ``PAIRING_S``; depth frames with none are left out, said."""
+def _pair_by_time(sequence, where: object, files: list[Path], depth_t, color_t) -> None:
+    """TUM-style frames named by their timestamps (``depth_t``, ``color_t``): each depth frame
+    takes the nearest colour image within ``PAIRING_S``; depth frames with none are left out,
+    said."""
     import warnings
 
-    pairs = pair_by_time(timestamps(sequence.paths), timestamps(files))
+    pairs = pair_by_time(depth_t, color_t)
     keep = [i for i, j in enumerate(pairs) if j is not None]
     if not keep:
         why = f"no colour image within {PAIRING_S * 1000:g} ms of any depth frame"
@@ -95,8 +96,9 @@ def attach_color(sequence, where, folder, named, color, camera, color_camera, T_
         if color_camera is not None:
             raise InputError(color_camera, "--color-camera", "no colour images to go with it")
         return
-    if timestamps(sequence.paths) is not None and timestamps(files) is not None:
-        _pair_by_time(sequence, where, files)
+    depth_t, color_t = timestamps(sequence.paths), timestamps(files)
+    if depth_t is not None and color_t is not None:
+        _pair_by_time(sequence, where, files, depth_t, color_t)
     else:
         sequence.color_paths = _match_color(where, sequence.frame_ids, files, named)
     if color_camera is not None:
