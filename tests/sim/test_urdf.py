@@ -42,6 +42,7 @@ def test_a_urdf_link_on_a_fixed_joint_keeps_its_name_and_a_dropped_gear_is_said(
   <joint name="bob_fix" type="fixed"><parent link="arm"/><child link="bob"/>
     <origin xyz="0 0 -0.5"/></joint>
   <transmission name="t"><joint name="hinge"/>
+    <actuator name="a"><mechanicalReduction>1.0</mechanicalReduction></actuator>
     <actuator name="m"><mechanicalReduction>6</mechanicalReduction></actuator></transmission>
 </robot>"""
     path = tmp_path / "arm.urdf"

@@ -172,17 +172,25 @@ def _ignored_transmissions(path: Path) -> list[str]:
         return []  # MuJoCo has read it: not ours to judge its XML further
     notes = []
     for t in root.iter("transmission"):
-        ratios = [float(r.text or 1) for r in t.iter("mechanicalReduction")]
-        joints = [j.get("name", "?") for j in t.iter("joint")]
-        if any(r != 1.0 for r in ratios):
+        ratios = [(r.text or "1").strip() for r in t.iter("mechanicalReduction")]
+        ratio = next((r for r in ratios if not _is_one(r)), None)
+        if ratio is not None:
+            joints = ", ".join(j.get("name", "?") for j in t.iter("joint"))
             note = (
-                f"transmission {t.get('name', '?')} of {', '.join(joints)}: mechanicalReduction "
-                f"{ratios[0]:g} is not applied (MuJoCo's URDF import drops transmissions): give "
-                f"the joint torque in the log, or the mapping's scale: {ratios[0]:g}"
+                f"transmission {t.get('name', '?')} of {joints}: mechanicalReduction {ratio} is "
+                "not applied (MuJoCo's URDF import drops transmissions): give the joint torque "
+                f"in the log, or the mapping's scale: {ratio}"
             )
             warnings.warn(f"{path}: {note}", stacklevel=3)
             notes.append(note)
     return notes
+
+
+def _is_one(text: str) -> bool:
+    try:
+        return float(text) == 1.0
+    except ValueError:  # not a number: said as written
+        return False
 
 
 def apply_sidecar(sim: SimModel, path: Path) -> None:
