@@ -263,3 +263,24 @@ def test_the_16_bit_ceiling_is_no_return(tmp_path):
     with pytest.warns(UserWarning, match="16-bit ceiling .*6.55 m at 0.0001"):
         depth = read_depth(tmp_path / "d.png", depth_scale=0.0001)
     assert (depth[:3] == 0).all() and np.allclose(depth[3:], 0.15)
+
+
+def test_a_bop_frame_in_a_finer_unit_points_to_depth_scale_not_to_tum(real_data, tmp_path):
+    """Real millimetres x 10 (a 0.1 mm PNG) in a BOP folder that does not say its unit: every
+    value a multiple of 5 like TUM's, but reading it as TUM would put it 2x too far; BOP says
+    the unit in depth_scale."""
+    from visp_bop import visp_bop_scene
+
+    scene = visp_bop_scene(
+        real_data,
+        tmp_path / "s",
+        n=1,
+        depth_factor=10,
+        camera_entry=lambda e, i: {"cam_K": e["cam_K"]},
+    )
+    with pytest.raises(InputError, match="depth_scale") as err:
+        read_depth(scene / "depth" / "000000.png")
+    assert "scene_camera.json" in str(err.value) and "--encoding tum" not in str(err.value)
+    (scene / "scene_camera.json").unlink()  # not BOP: TUM's values, TUM's hint
+    with pytest.raises(InputError, match="--encoding tum"):
+        read_depth(scene / "depth" / "000000.png")

@@ -97,3 +97,39 @@ def test_a_pose_with_a_non_finite_number_says_so():
         parse_pose("0.12 nan 0.5 0 0 0 1", field="--observed")
     with pytest.raises(InputError, match="not a file and not a list of numbers"):
         parse_pose("no-such-pose.txt")
+
+
+def _visp_first_entry(real_data):
+    return json.loads((real_data / "rgbd-visp-rbt" / "scene_gt.json").read_text())["0"][0]
+
+
+def test_a_bop_scene_gt_or_list_of_entries_gives_the_first_frames_pose(real_data, tmp_path):
+    entry = _visp_first_entry(real_data)
+    expected = np.asarray(entry["cam_t_m2c"]) / 1000  # about 0.5 m in front of the camera
+    listed = tmp_path / "init.json"
+    listed.write_text(json.dumps([entry]))
+    assert np.allclose(parse_pose(listed, field="--init")[:3, 3], expected)
+    other = {**entry, "obj_id": 2, "cam_t_m2c": [0.0, 0.0, 900.0]}
+    scene_gt = tmp_path / "scene_gt.json"
+    scene_gt.write_text(json.dumps({"7": [other], "3": [other, entry]}))  # frame 3 is the first
+    with pytest.raises(InputError, match=r"2 objects \(ids 1, 2\): pass --obj-id"):
+        parse_pose(scene_gt, field="--init")
+    T = parse_pose(scene_gt, field="--init", obj_id=1)
+    assert np.allclose(T[:3, :3], np.reshape(entry["cam_R_m2c"], (3, 3)), atol=1e-6)
+    assert np.allclose(T[:3, 3], expected)
+    assert np.allclose(parse_pose(scene_gt, obj_id=2)[:3, 3], [0, 0, 0.9])
+
+
+def test_a_pose_in_millimetres_is_refused(real_data, tmp_path):
+    entry = _visp_first_entry(real_data)
+    T = np.eye(4)
+    T[:3, :3] = np.reshape(entry["cam_R_m2c"], (3, 3))
+    T[:3, 3] = entry["cam_t_m2c"]  # millimetres written where metres belong: 0.5 m as 506
+    path = tmp_path / "init_mm.txt"
+    path.write_text("\n".join(" ".join(f"{v:.9g}" for v in row) for row in T))
+    with pytest.raises(InputError, match="looks like millimetres") as err:
+        parse_pose(path, field="--init")
+    assert err.value.field == "--init" and err.value.source == str(path)
+    with pytest.raises(InputError, match="looks like millimetres"):
+        parse_pose("0 0 506 0 0 0 1", field="--init")
+    assert parse_pose("0 0 19.5 0 0 0 1")[2, 3] == 19.5  # a far camera in a world frame is fine

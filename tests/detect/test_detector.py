@@ -247,3 +247,25 @@ def test_finetune_on_colour_images_alone(cli_setup, tmp_path):
                    "--camera", cam, "--labels", shifted, "--k", "1", "--out", tmp_path / "D3")  # fmt: skip
     assert_one_line_error(proc, "scene_gt.json", "frame ids", "not in the frames")
     assert not (tmp_path / "D3").exists()
+
+
+def test_run_on_a_bop_folder_of_several_objects_scores_the_one_of_obj_id(real_data, tmp_path):
+    """detect run scores its detections against the folder's scene_gt.json: with two objects
+    in each frame it asks which one is the part (--obj-id) rather than take the first."""
+    from bad_inputs import run_main
+    from visp_bop import visp_bop_scene
+
+    def with_a_neighbour(entries, i):  # object 2 listed first, 20 cm beside the cube
+        return [{**entries[0], "obj_id": 2, "cam_t_m2c": [200.0, 0.0, 600.0]}, *entries]
+
+    seq = visp_bop_scene(real_data, tmp_path / "s", n=1, gt_entries=with_a_neighbour)
+    (tmp_path / "DET").mkdir()
+    save_detector(tiny_detector(), tmp_path / "DET")
+    out = tmp_path / "d.jsonl"
+    result = run_main("detect", "run", tmp_path / "DET", "--frames", seq, "--out", out)
+    assert result.code == 2 and not out.exists()
+    assert "2 objects per frame (ids 1, 2): pass --obj-id" in result.stderr
+    result = run_main("detect", "run", tmp_path / "DET", "--frames", seq, "--out", out,
+                      "--obj-id", "1")  # fmt: skip
+    assert result.code == 0, result.stderr
+    assert [json.loads(line)["frame"] for line in out.read_text().splitlines()] == [0]

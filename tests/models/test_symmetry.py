@@ -55,3 +55,19 @@ def test_bad_symmetry_text_raises_naming_the_option(text):
     with pytest.raises(InputError) as err:
         parse_symmetry(text)
     assert err.value.field == "--symmetry"
+
+
+def test_a_models_info_object_without_symmetry_keys_has_no_symmetry(tmp_path):
+    # BOP writes symmetries_* only for symmetric objects: object 1 here is not one
+    flip = [1, 0, 0, 0, 0, -1, 0, 0, 0, 0, -1, 0, 0, 0, 0, 1]
+    info = {
+        "1": {"diameter": 147.2, "min_x": -50.0},
+        "5": {"diameter": 90.0, "symmetries_discrete": [flip]},
+    }
+    path = tmp_path / "models_info.json"
+    path.write_text(json.dumps(info))
+    assert parse_symmetry(str(path), obj_id=1).kind == "none"
+    assert parse_symmetry(str(path), obj_id=5).kind == "discrete"
+    (tmp_path / "other.json").write_text(json.dumps({"name": "cube"}))  # not BOP: still an error
+    with pytest.raises(InputError, match="no symmetries_discrete"):
+        parse_symmetry(str(tmp_path / "other.json"))

@@ -233,3 +233,27 @@ def test_malformed_jsonl_is_input_error_naming_the_line(tmp_path, line, needle):
 def test_empty_jsonl_is_input_error(tmp_path):
     with pytest.raises(InputError, match="empty"):
         observed_pose_from_jsonl(write(tmp_path, "\n", "p.jsonl"), 0.5)
+
+
+def test_poses_in_millimetres_are_refused_with_exit_code_2_and_nothing_written(real_data, tmp_path):
+    """The real sequence's first pose written in BOP's millimetres (0.5 m as 506) moved a
+    waypoint 505 m with exit code 0: refused as millimetres, naming the option."""
+    from bad_inputs import run_main
+
+    entry = json.loads((real_data / "rgbd-visp-rbt" / "scene_gt.json").read_text())["0"][0]
+    T_mm = make_pose(np.reshape(entry["cam_R_m2c"], (3, 3)), entry["cam_t_m2c"])
+    taught_mm = write(tmp_path, "\n".join(" ".join(map(str, r)) for r in T_mm), "taught_mm.txt")
+    traj, out = write(tmp_path, CSV), tmp_path / "adapted.csv"
+    good = ["--observed", "0 0 0.8 0 0 0 1", "--camera-pose", "0.5 0 1 1 0 0 0"]
+    result = run_main("adapt", traj, "--taught-pose", taught_mm, *good, "--out", out)
+    assert result.code == 2 and not out.exists()
+    assert result.stderr.startswith(f"error: {taught_mm}: --taught-pose:"), result.stderr
+    assert "looks like millimetres" in result.stderr and len(result.stderr.splitlines()) == 1
+    T_m = T_mm.copy()
+    T_m[:3, 3] /= 1000
+    poses = write(tmp_path, record(T=T_mm) + "\n", "p.jsonl")
+    for option, value in (("--camera-pose", "500 0 1000 1 0 0 0"), ("--observed", poses)):
+        argv = ["--taught-pose", " ".join(map(str, T_m.ravel())), *good, option, value]
+        result = run_main("adapt", traj, *argv, "--out", out)
+        assert result.code == 2 and "looks like millimetres" in result.stderr, result.stderr
+        assert not out.exists()

@@ -76,10 +76,10 @@ def test_hand_made_bop_folder_reads_in_metres(tmp_path):
         ]
     }
     (tmp_path / "scene_gt.json").write_text(json.dumps(gt))
-    seq = load_sequence(tmp_path)
+    seq = load_sequence(tmp_path, obj_id=4)
     assert seq.frame_ids == [3]
     assert np.allclose(seq.read(0), 0.5)  # 2500 * 0.2 mm
-    assert np.allclose(seq.gt[3][:3, 3], [0.001, 0.002, 0.3])  # the first object
+    assert np.allclose(seq.gt[3][:3, 3], [0.001, 0.002, 0.3])
     assert np.allclose(load_sequence(tmp_path, obj_id=5).gt[3][:3, 3], [0, 0, 0.9])
 
 

@@ -100,3 +100,17 @@ def test_tum_frames_named_by_timestamps_run_in_time_order_with_the_nearest_colou
     assert seq.frame_ids == [0, 1, 2]  # time order; the frame without colour left out
     assert [float(np.median(seq.read(i))) for i in range(3)] == pytest.approx([0.5, 0.51, 0.52])
     assert [int(seq.read_color(i)[0, 0, 0]) for i in range(3)] == [0, 10, 20]
+
+
+def test_itodd_grey_images_in_gray_are_read_as_colour(real_data, tmp_path):
+    from visp_bop import visp_bop_scene
+
+    scene = visp_bop_scene(real_data, tmp_path / "s", color_dir="gray")
+    for path in (scene / "gray").iterdir():  # ITODD: one 8-bit grey channel
+        Image.open(path).convert("L").save(path)
+    seq = load_sequence(scene)
+    assert seq.has_color and [p.parent.name for p in seq.color_paths] == ["gray", "gray"]
+    rgb = seq.read_color(1)
+    grey = np.array(Image.open(scene / "gray" / "000001.png"))
+    assert rgb.shape == (480, 640, 3) and all((rgb[..., c] == grey).all() for c in range(3))
+    assert not load_sequence(visp_bop_scene(real_data, tmp_path / "d", color_dir=None)).has_color

@@ -23,6 +23,7 @@ def _setup(tmp_path):
     save_detector(tiny_detector(), det)
     cfg = SceneConfig(width_px=64, height_px=48).model_copy(deep=True)
     cfg.textures.count = 10
+    cfg.camera.focal_rel, cfg.camera.principal_px = (1.0, 1.0), (0.0, 0.0)  # one camera: tracked
     seq = tmp_path / "seq"
     generate_dataset(mesh, seq, 2, seed=0, config=cfg)
     return mesh, det, seq

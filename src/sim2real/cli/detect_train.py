@@ -107,6 +107,12 @@ def run_cmd(
     extrinsic: ExtrinsicOption = None,
     model: ModelOption = None,
     encoding: Encoding = "auto",
+    obj_id: Annotated[
+        int | None,
+        typer.Option(
+            "--obj-id", help="The part's object id in the folder's scene_gt.json (the scores)."
+        ),
+    ] = None,
     min_confidence: Annotated[
         float | None,
         typer.Option(
@@ -149,9 +155,11 @@ def run_cmd(
             source,
             camera,
             encoding=encoding,
+            obj_id=obj_id,
             color=color,
             color_camera=color_camera,
             T_depth_color=T_depth_color,
+            one_camera=False,  # `detect dataset` folders jitter cam_K per frame
         )
         inputs = sequence_frames(sequence, source)
     else:
@@ -223,7 +231,9 @@ def finetune_cmd(
     gt = load_part_labels(labels, obj_id)
     if frames:
         source = frames[0] if len(frames) == 1 and frames[0].is_dir() else list(frames)
-        sequence = load_sequence(source, camera, encoding=encoding, color=color)
+        sequence = load_sequence(  # its poses are --labels', not the folder's scene_gt.json
+            source, camera, encoding=encoding, color=color, read_gt=False, one_camera=False
+        )
         check_labels(sequence.frame_ids, list(gt), labels, k)
         sequence.gt = gt
         inputs = sequence_frames(sequence, source)

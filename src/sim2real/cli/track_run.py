@@ -41,7 +41,8 @@ def run_cmd(
         str,
         typer.Option(
             "--init",
-            help="The part's pose in the first frame (T_cam_part: numbers or a file), 'auto' to "
+            help="The part's pose in the first frame (T_cam_part, metres: numbers, a file or a "
+            "BOP scene_gt.json), 'auto' to "
             "search for it, or detect:DET for a detector of `sim2real detect train` (the "
             "finder whenever the track is lost: the depth search looks only near its detection).",
         ),
@@ -93,6 +94,14 @@ def run_cmd(
             "--rpy-deg", help="Read a 6-number --init as x y z roll pitch yaw, in degrees."
         ),
     ] = False,
+    obj_id: Annotated[
+        int | None,
+        typer.Option(
+            "--obj-id",
+            help="The part's object id in BOP files that list several: scene_gt.json (the "
+            "evaluation, a scene_gt --init) and a models_info --symmetry.",
+        ),
+    ] = None,
     report: Annotated[
         Path | None, typer.Option("--report", help="Folder for an HTML report.")
     ] = None,
@@ -112,7 +121,7 @@ def run_cmd(
     if report is not None:
         check_writable(report, "--report", folder=True)
     part = load_part(mesh, mesh_unit)
-    given_symmetry = resolve_symmetry(symmetry, part.mesh.vertices, part.mesh.faces)
+    given_symmetry = resolve_symmetry(symmetry, part.mesh.vertices, part.mesh.faces, obj_id=obj_id)
     source = frames[0] if len(frames) == 1 and frames[0].is_dir() else list(frames)
     T_depth_color = (
         None if extrinsic is None else parse_pose(extrinsic, rpy_deg=rpy_deg, field="--extrinsic")
@@ -121,6 +130,7 @@ def run_cmd(
         source,
         camera,
         encoding=encoding,
+        obj_id=obj_id,
         color=list(color) if color else None,
         color_camera=color_camera,
         T_depth_color=T_depth_color,
@@ -140,7 +150,7 @@ def run_cmd(
     T_init = (
         None
         if spec.lower() == "auto" or proposer is not None
-        else parse_pose(init, rpy_deg=rpy_deg, field="--init")
+        else parse_pose(init, rpy_deg=rpy_deg, field="--init", obj_id=obj_id)
     )
     result = track_recording(part, sequence, T_init, symmetry=given_symmetry, proposer=proposer)
     write_pose_records(out, result.run.records)

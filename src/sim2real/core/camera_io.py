@@ -90,7 +90,7 @@ def _from_realsense_json(d: dict, path: Path) -> dict[str, Any]:
     return values
 
 
-def _bop_size_file(path: Path) -> Path | None:
+def bop_camera_file(path: Path) -> Path | None:
     """BOP's camera file for a scene_camera.json: in its folder or up to two folders above
     (``<dataset>/camera.json`` or ``camera_<sensor>.json``, matched to a ``<split>_<sensor>``
     split folder when there are several)."""
@@ -114,6 +114,22 @@ def _bop_size_file(path: Path) -> Path | None:
     return None
 
 
+def bop_default_scale_mm(path: Path) -> float:
+    """Millimetres per unit of a scene_camera.json entry without ``depth_scale``: BOP gives it
+    once for the dataset in its camera file (``bop_camera_file``), else 1 (millimetres)."""
+    try:
+        found = bop_camera_file(path)
+    except InputError:  # several camera files: none is the scene's for sure
+        found = None
+    data = read_json(found) if found is not None else None
+    if not isinstance(data, dict) or "depth_scale" not in data:
+        return 1.0
+    value = data["depth_scale"]
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+        raise InputError(found, "depth_scale", f"expected mm per unit > 0, got {value!r}")
+    return float(value)
+
+
 def _from_bop(d: dict, path: Path, image_id: int | None) -> dict[str, Any]:
     try:
         ids = sorted(d, key=int)
@@ -128,9 +144,11 @@ def _from_bop(d: dict, path: Path, image_id: int | None) -> dict[str, Any]:
     if not isinstance(entry, dict):
         raise InputError(path, key, "expected an object with cam_K and depth_scale")
     values: dict[str, Any] = _K_entries(_get(entry, "cam_K", path), path, "cam_K")
-    scale_mm = entry.get("depth_scale", 1.0)  # BOP: depth_mm = value * depth_scale
+    scale_mm = entry.get("depth_scale")  # BOP: depth_mm = value * depth_scale
+    if scale_mm is None:
+        scale_mm = bop_default_scale_mm(path)
     values["depth_scale"] = scale_mm / 1000.0 if isinstance(scale_mm, int | float) else scale_mm
-    size_file = _bop_size_file(path)
+    size_file = bop_camera_file(path)
     if size_file is not None:
         size = read_json(size_file)
         if not isinstance(size, dict):

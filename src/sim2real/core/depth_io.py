@@ -199,6 +199,14 @@ def _refuse_other_png_formats(path: Path, raw: np.ndarray) -> None:
         return
     for step, share, encoding, what in _OTHER_PNG_FORMATS:
         multiples = np.mean(values % step == 0)
+        if multiples >= share and (scene := _bop_scene_of(path)) is not None:
+            raise InputError(  # a BOP folder says its unit in depth_scale, never by encoding
+                path,
+                "encoding",
+                f"{100 * multiples:.0f} % of the depth values are multiples of {step}: a finer "
+                "unit than millimetres (0.1 mm: x10)? give it as depth_scale (mm per unit) in "
+                f"{scene / 'scene_camera.json'} or in BOP's camera.json",
+            )
         if multiples >= share:
             raise InputError(
                 path,
@@ -208,6 +216,15 @@ def _refuse_other_png_formats(path: Path, raw: np.ndarray) -> None:
                 f"pass --encoding {encoding}, or --encoding png (or a {sidecar_path(path).name} "
                 'with {"depth_scale": ...}) to read it as is',
             )
+
+
+def _bop_scene_of(path: Path) -> Path | None:
+    """The BOP scene folder of a depth frame (``scene/depth/000000.png`` beside
+    ``scene/scene_camera.json``), or None."""
+    for folder in (path.parent.parent, path.parent):
+        if (folder / "scene_camera.json").is_file():
+            return folder
+    return None
 
 
 def _check_scale(path: Path, depth_scale: float | None, encoding: str) -> None:

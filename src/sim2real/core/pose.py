@@ -9,7 +9,8 @@ Accepted forms (``parse_pose``):
 - 6 numbers with ``rpy_deg=True``: ``x y z roll pitch yaw`` in degrees,
   R = Rz(yaw) · Ry(pitch) · Rx(roll) (the ROS / URDF convention);
 - a file: JSON (a 4×4 nested list, a flat list, or an object with one of those under
-  ``T``, ``matrix``, ``pose`` or ``cam_R_m2c``/``cam_t_m2c`` in BOP millimetres), OpenCV
+  ``T``, ``matrix``, ``pose`` or ``cam_R_m2c``/``cam_t_m2c`` in BOP millimetres; a list of
+  such BOP entries, or a whole BOP ``scene_gt.json``: its first frame), OpenCV
   YAML (the first ``!!opencv-matrix`` of size 4×4), or text with numbers separated by
   whitespace or commas (M3T's pose files, with their name line and ``4, 4`` header).
 """
@@ -27,6 +28,10 @@ from sim2real.core.errors import InputError
 ORTHONORMAL_TOL = (
     1e-3  # files often keep 6 digits; larger deviations mean a scaled or sheared matrix
 )
+
+MAX_TRANSLATION_M = 20.0
+"""The farthest a pose's translation may reach: no depth camera sees a part, nor stands from a
+robot's base, this far; a pose written in millimetres (0.5 m as 500) does."""
 
 _NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 
@@ -154,8 +159,27 @@ def pose_from_values(
     raise InputError(source, field, f"expected 16, 12, 7 or 6 numbers for a pose, got {v.size}")
 
 
-def parse_pose(text: str | Path, *, rpy_deg: bool = False, field: str = "pose") -> np.ndarray:
-    """A pose from inline numbers (``"0 0 0.5 0 0 0 1"``, commas allowed) or from a file path."""
+def check_metres(T: np.ndarray, source: str | Path | None, field: str | None) -> np.ndarray:
+    """``T`` unchanged when its translation is within ``MAX_TRANSLATION_M``, else InputError:
+    a pose in millimetres read as metres (tracking from 500 m loses every frame; a robot
+    waypoint moved by it would be hundreds of metres off)."""
+    distance = float(np.linalg.norm(T[:3, 3]))
+    if distance > MAX_TRANSLATION_M:
+        raise InputError(
+            source,
+            field,
+            f"the translation is {distance:.4g} m long, over {MAX_TRANSLATION_M:g} m: it looks "
+            "like millimetres; poses are in metres",
+        )
+    return T
+
+
+def parse_pose(
+    text: str | Path, *, rpy_deg: bool = False, field: str = "pose", obj_id: int | None = None
+) -> np.ndarray:
+    """A pose from inline numbers (``"0 0 0.5 0 0 0 1"``, commas allowed) or from a file path
+    (``obj_id``: the object's entry in a BOP file that lists several). Its translation must be
+    metres (``check_metres``)."""
     s = str(text).strip()
     path = Path(s)
     looks_inline = bool(s) and all(_NUMBER.fullmatch(tok) for tok in re.split(r"[\s,;]+", s) if tok)
@@ -166,12 +190,37 @@ def parse_pose(text: str | Path, *, rpy_deg: bool = False, field: str = "pose") 
             raise InputError(s, field, f"{odd[0]} is not a finite number")
         if not path.is_file():
             raise InputError(s, field, "not a file and not a list of numbers")
-        return load_pose_file(path, rpy_deg=rpy_deg)
+        return check_metres(load_pose_file(path, rpy_deg=rpy_deg, obj_id=obj_id), path, field)
     values = [float(tok) for tok in re.split(r"[\s,;]+", s) if tok]
-    return pose_from_values(values, rpy_deg=rpy_deg, source=None, field=field)
+    return check_metres(pose_from_values(values, rpy_deg=rpy_deg, field=field), None, field)
 
 
-def _pose_from_json(data: object, path: Path, rpy_deg: bool) -> np.ndarray:
+def _bop_entry(data: object, path: Path, obj_id: int | None) -> dict | None:
+    """The BOP ``cam_R_m2c``/``cam_t_m2c`` entry in a list of them (one per object) or in a
+    ``scene_gt.json`` (its first frame), picked by ``obj_id`` where several objects are listed;
+    None for anything else."""
+    where = ""
+    if isinstance(data, dict) and data and all(str(k).isdigit() for k in data):
+        first = min(data, key=int)  # scene_gt.json: image id -> the objects in it
+        data, where = data[first], f"{first}."
+    if not isinstance(data, list) or not data or not all(isinstance(e, dict) for e in data):
+        return None
+    if not all("cam_R_m2c" in e for e in data):
+        return None
+    ids = sorted({e.get("obj_id") for e in data}, key=str)
+    listed = ", ".join(map(str, ids))
+    chosen = [e for e in data if obj_id is None or e.get("obj_id") == obj_id]
+    if not chosen:
+        raise InputError(path, f"{where}obj_id", f"no object {obj_id} (ids {listed})")
+    if obj_id is None and len(ids) > 1:
+        raise InputError(
+            path, f"{where}obj_id", f"{len(ids)} objects (ids {listed}): pass --obj-id"
+        )
+    return chosen[0]
+
+
+def _pose_from_json(data: object, path: Path, rpy_deg: bool, obj_id: int | None) -> np.ndarray:
+    data = _bop_entry(data, path, obj_id) or data
     if isinstance(data, dict):
         if "cam_R_m2c" in data and "cam_t_m2c" in data:  # BOP scene_gt entry, millimetres
             R = np.asarray(data["cam_R_m2c"], dtype=np.float64).reshape(3, 3)
@@ -194,8 +243,11 @@ def _pose_from_json(data: object, path: Path, rpy_deg: bool) -> np.ndarray:
     return pose_from_values(values, rpy_deg=rpy_deg, source=path)
 
 
-def load_pose_file(path: str | Path, *, rpy_deg: bool = False) -> np.ndarray:
-    """A pose from a JSON, OpenCV YAML or plain-text file (see the module doc)."""
+def load_pose_file(
+    path: str | Path, *, rpy_deg: bool = False, obj_id: int | None = None
+) -> np.ndarray:
+    """A pose from a JSON, OpenCV YAML or plain-text file (see the module doc); ``obj_id``
+    picks the object of a BOP file that lists several."""
     from sim2real.core.opencv_yaml import is_opencv_yaml, load_opencv_yaml
 
     path = Path(path)
@@ -205,7 +257,7 @@ def load_pose_file(path: str | Path, *, rpy_deg: bool = False) -> np.ndarray:
         raise InputError(path, None, f"cannot read pose file ({exc})") from exc
     if path.suffix.lower() == ".json":
         try:
-            return _pose_from_json(json.loads(text), path, rpy_deg)
+            return _pose_from_json(json.loads(text), path, rpy_deg, obj_id)
         except json.JSONDecodeError as exc:
             raise InputError(path, None, f"not valid JSON ({exc.msg}, line {exc.lineno})") from exc
     if is_opencv_yaml(path):

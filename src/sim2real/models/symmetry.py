@@ -9,7 +9,8 @@ Text forms (``--symmetry``):
 - ``discrete:z:4`` (n-fold: rotations by 360/n deg about the axis), ``discrete:x@0,0,0.01:2``;
 - a JSON / YAML file with BOP's ``symmetries_discrete`` (16 numbers, row-major 4x4,
   translation in millimetres) and ``symmetries_continuous`` (``{axis, offset}``, offset in
-  millimetres), either at the top level or as BOP's ``models_info.json`` keyed by object id.
+  millimetres), either at the top level or as BOP's ``models_info.json`` keyed by object id
+  (an object it lists without either key has no symmetry, as BOP writes it).
 """
 
 from __future__ import annotations
@@ -188,7 +189,9 @@ def load_symmetry_file(path: str | Path, *, obj_id: int | None = None) -> Symmet
     prefix = ""
     if data and all(str(k).isdigit() for k in data):  # BOP models_info.json: obj id -> info
         if obj_id is None and len(data) > 1:
-            raise InputError(path, "obj_id", f"{len(data)} objects in the file: pick one")
+            raise InputError(
+                path, "obj_id", f"{len(data)} objects in the file: pick one (--obj-id)"
+            )
         key = str(obj_id) if obj_id is not None else next(iter(data))
         entry = data.get(key, data.get(int(key)) if key.isdigit() else None)
         if not isinstance(entry, dict):
@@ -196,6 +199,8 @@ def load_symmetry_file(path: str | Path, *, obj_id: int | None = None) -> Symmet
         data, prefix = entry, f"{key}."
     known = {"symmetries_discrete", "symmetries_continuous"}
     if not known & set(data):
+        if prefix or "diameter" in data:  # BOP's models_info omits both for asymmetric objects
+            return NO_SYMMETRY
         raise InputError(path, None, "no symmetries_discrete or symmetries_continuous entry")
     discrete = []
     for i, values in enumerate(data.get("symmetries_discrete") or []):

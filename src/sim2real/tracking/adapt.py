@@ -35,7 +35,7 @@ import numpy as np
 
 from sim2real.core.atomic import atomic_path
 from sim2real.core.errors import InputError
-from sim2real.core.pose import check_rigid, invert_pose, make_pose, quat_to_matrix
+from sim2real.core.pose import check_metres, check_rigid, invert_pose, make_pose, quat_to_matrix
 from sim2real.core.pose_records import PoseRecord, last_pose_record
 
 POSE_COLUMNS = ("x", "y", "z", "qx", "qy", "qz", "qw")
@@ -231,7 +231,7 @@ def observed_pose_from_jsonl(path: str | Path, min_score: float) -> tuple[np.nda
             f"the last frame ({record.frame}) of {path} has score {record.score:.3g}, below the "
             f"threshold {min_score:g}"
         )
-    return record.T_cam_part, record
+    return check_metres(record.T_cam_part, path, f"line {line}, T_cam_part"), record
 
 
 def _format_float(v: float) -> str:

@@ -3,9 +3,12 @@
 BOP layout (https://github.com/thodan/bop_toolkit/blob/master/docs/bop_datasets_format.md)::
 
     scene/depth/000000.png ...   uint16, value * depth_scale = MILLIMETRES
-    scene/rgb/000000.png ...     (optional) colour, registered to depth (BOP: one camera)
+    scene/rgb/000000.png ...     (optional) colour, registered to depth (BOP: one camera);
+                                 ITODD's grey images in scene/gray/ are read as colour
     scene/scene_camera.json      {"0": {"cam_K": 9 numbers row-major, "depth_scale": mm/unit}}
     scene/camera.json            {"fx", "fy", "cx", "cy", "width", "height", "depth_scale"}
+                                 (or up to two folders above: BOP's depth_scale for frames
+                                 without their own)
     scene/scene_gt.json          {"0": [{"cam_R_m2c": 9 numbers, "cam_t_m2c": mm, "obj_id": 1}]}
     scene/visible.json           (ours, optional) {"0": visible fraction of the part}
 
@@ -23,7 +26,7 @@ import numpy as np
 from sim2real.core.camera import CameraIntrinsics
 from sim2real.core.errors import InputError
 from sim2real.core.json_io import read_json
-from sim2real.core.pose import check_rigid, make_pose
+from sim2real.tracking.bop_scene import bop_scales, check_one_camera, load_scene_gt
 from sim2real.tracking.frame_numbers import frame_number, numbered, ranges
 from sim2real.tracking.sequence_color import attach_color
 
@@ -171,53 +174,6 @@ def _warn_gaps(source: object, ids: list[int]) -> None:
         )
 
 
-def load_scene_gt(path: str | Path, obj_id: int | None = None) -> dict[int, np.ndarray]:
-    """BOP ``scene_gt.json`` -> frame id -> (4, 4) ``T_cam_part`` in metres: the first object of
-    each frame, or the one whose ``obj_id`` matches (frames without it are left out, warned)."""
-    path = Path(path)
-    if not path.is_file():
-        raise InputError(path, None, "ground-truth file not found")
-    data = read_json(path)
-    if not isinstance(data, dict):
-        raise InputError(path, None, "expected a JSON object: image id -> list of objects")
-    gt: dict[int, np.ndarray] = {}
-    without: list[int] = []
-    for key, entries in data.items():
-        try:
-            frame = int(key)
-        except ValueError as exc:
-            raise InputError(path, key, "keys of scene_gt.json must be image ids") from exc
-        if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
-            raise InputError(path, key, "expected a list of {cam_R_m2c, cam_t_m2c, obj_id}")
-        chosen = [e for e in entries if obj_id is None or e.get("obj_id") == obj_id]
-        if not chosen:
-            without.append(frame)
-            continue
-        gt[frame] = _bop_pose(chosen[0], path, key)
-    if without:
-        warnings.warn(
-            f"{path}: no object {obj_id} in frames {ranges(sorted(without))}", stacklevel=2
-        )
-    if not gt:
-        raise InputError(path, "obj_id", f"no pose of object {obj_id} in the file")
-    return dict(sorted(gt.items()))
-
-
-def _bop_pose(entry: dict, path: Path, key: str) -> np.ndarray:
-    try:
-        R = np.asarray(entry["cam_R_m2c"], dtype=np.float64)
-        t = np.asarray(entry["cam_t_m2c"], dtype=np.float64)
-    except KeyError as exc:
-        raise InputError(path, f"{key}.{exc.args[0]}", "missing field") from exc
-    except (TypeError, ValueError) as exc:
-        raise InputError(path, f"{key}.cam_R_m2c", f"not numeric ({exc})") from exc
-    if R.size != 9:
-        raise InputError(path, f"{key}.cam_R_m2c", f"expected 9 numbers, got {R.size}")
-    if t.size != 3:
-        raise InputError(path, f"{key}.cam_t_m2c", f"expected 3 numbers, got {t.size}")
-    return check_rigid(make_pose(R.reshape(3, 3), t.reshape(3) / 1000.0), path, f"{key}.cam_R_m2c")
-
-
 def read_visible(path: str | Path) -> dict[int, float]:
     """``visible.json`` (frame id -> visible fraction of the part, 0..1)."""
     path = Path(path)
@@ -233,24 +189,6 @@ def read_visible(path: str | Path) -> dict[int, float]:
         except ValueError as exc:
             raise InputError(path, key, "keys must be frame ids") from exc
     return dict(sorted(out.items()))
-
-
-def _bop_scales(path: Path) -> dict[int, float]:
-    """frame id -> metres per unit, from a scene_camera.json's ``depth_scale`` (mm per unit)."""
-    data = read_json(path)
-    scales: dict[int, float] = {}
-    if isinstance(data, dict):
-        for key, entry in data.items():
-            value = entry.get("depth_scale", 1.0) if isinstance(entry, dict) else None
-            if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-                raise InputError(
-                    path, f"{key}.depth_scale", f"expected mm per unit > 0, got {value!r}"
-                )
-            try:
-                scales[int(key)] = float(value) / 1000.0
-            except ValueError as exc:
-                raise InputError(path, key, "keys must be image ids") from exc
-    return scales
 
 
 def _depth_files(folder: Path) -> list[Path]:
@@ -272,21 +210,25 @@ def load_sequence(
     T_depth_color: np.ndarray | None = None,
     use_color: bool = True,
     align_color: bool = False,
+    read_gt: bool = True,
+    one_camera: bool = True,
 ) -> Sequence:
     """A depth sequence from a BOP-like folder or from a list of depth files.
 
     Folder: frames in ``depth/`` (or in the folder itself), numbered by their names; the
     camera from ``camera`` if given, else ``scene_camera.json`` (BOP; its image size from
-    ``camera.json`` beside it or up to two folders above), else ``camera.json``; the depth
+    ``camera.json`` beside it or up to two folders above; its frames' cam_K must agree unless
+    ``one_camera=False``: the tracker projects every frame through one), else ``camera.json``; the depth
     unit from ``scene_camera.json`` when present (BOP: the images' own unit), else from each
-    PNG's sidecar, else the camera's ``depth_scale``; poses from ``scene_gt.json`` and visible
+    PNG's sidecar, else the camera's ``depth_scale``; poses from ``scene_gt.json`` (object
+    ``obj_id``, needed when it lists several; ``read_gt=False``: none read) and visible
     fractions from ``visible.json`` when present.
     List: ``camera`` is required, except for organised point clouds (``.pcd``), whose
     intrinsics are fitted to their points; frame ids are the numbers in the names (else 0, 1, ...).
     Gaps in the ids are warned about; no frames raise ``InputError``.
 
-    Colour: ``color`` (a folder or a list of images), else a folder's ``rgb/`` (or ``color/``)
-    beside ``depth/``, paired with the depth frames by their numbers; ``color_camera`` its own
+    Colour: ``color`` (a folder or a list of images), else a folder's ``rgb/`` (or ``color/``,
+    or ITODD's grey ``gray/``) beside ``depth/``, paired with the depth frames by their numbers; ``color_camera`` its own
     intrinsics (default: the depth camera's, i.e. colour registered to depth) and
     ``T_depth_color`` the colour camera's pose in the depth camera's frame (default: identity;
     two M3T camera files with ``camera2world_pose`` give it themselves). ``use_color=False``
@@ -346,7 +288,7 @@ def load_sequence(
     gt = None
     scene_camera = folder / "scene_camera.json" if folder is not None else None
     if scene_camera is not None and scene_camera.is_file():
-        scales = _bop_scales(scene_camera)
+        scales = bop_scales(scene_camera)
     if camera is not None:
         intrinsics = _camera_sized_by_frame(camera, paths[0], None)
     elif paths[0].suffix.lower() == ".pcd":  # an organised cloud carries its own pinhole
@@ -356,6 +298,8 @@ def load_sequence(
     elif scene_camera is not None and scene_camera.is_file():
         image_id = ids[0] if ids[0] in scales else None
         intrinsics = _camera_sized_by_frame(scene_camera, paths[0], image_id)
+        if one_camera:
+            check_one_camera(scene_camera, ids)
     elif folder is not None and (folder / "camera.json").is_file():
         with warnings.catch_warnings():  # BOP's camera.json gives mm per unit: expected here
             warnings.filterwarnings("ignore", message=".*read as millimetres per unit.*")
@@ -376,7 +320,7 @@ def load_sequence(
         first = paths[0]
         has_sidecar = first.suffix.lower() == ".png" and first.with_suffix(".json").is_file()
         depth_scale = None if has_sidecar else intrinsics.depth_scale
-    if folder is not None and (folder / "scene_gt.json").is_file():
+    if read_gt and folder is not None and (folder / "scene_gt.json").is_file():
         gt = load_scene_gt(folder / "scene_gt.json", obj_id)
     visible = None
     if folder is not None and (folder / "visible.json").is_file():

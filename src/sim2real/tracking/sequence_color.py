@@ -88,7 +88,7 @@ def attach_color(sequence, where, folder, named, color, camera, color_camera, T_
     if color is not None:
         files = color_files(color)
     elif folder is not None:
-        for name in ("rgb", "color"):
+        for name in ("rgb", "color", "gray"):  # gray/: ITODD's grey images, read as RGB
             if (folder / name).is_dir() and _color_files(folder / name):
                 files = _color_files(folder / name)
                 break
