@@ -74,6 +74,20 @@ def test_written_files_get_ordinary_modes(tmp_path):
     assert (tmp_path / "out" / "a.txt").stat().st_mode & 0o777 == 0o644
 
 
+def test_atomic_files_get_the_umasks_mode_not_mkstemps_private_one(tmp_path):
+    # mkstemp creates 0600: policy.onnx, replay CSVs, eval.json were unreadable to the group
+    umask = os.umask(0o027)
+    try:
+        write_text_atomic(tmp_path / "a.csv", "x\n")
+        write_bytes_atomic(tmp_path / "b.onnx", b"x")
+        with atomic_path(tmp_path / "c.json") as tmp:
+            tmp.write_text("{}")
+    finally:
+        os.umask(umask)
+    for name in ("a.csv", "b.onnx", "c.json"):
+        assert (tmp_path / name).stat().st_mode & 0o777 == 0o640  # 0o666 & ~0o027
+
+
 def test_check_writable_names_the_reason(tmp_path):
     folder = tmp_path / "existing"
     folder.mkdir()

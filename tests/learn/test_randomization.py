@@ -102,7 +102,7 @@ def test_a_term_beyond_the_bounds_is_refused_not_clipped(term):
     # clipped, a uniform range beyond the bounds would pile its draws up on the bound
     t = Term(name="d", target="damping", mode="reset", **term)
     with pytest.raises(
-        InputError, match=r"'d' gives damping values .* outside its bounds \[0, 0.6\]"
+        InputError, match=r"'d' gives damping values? .* outside its bounds \[0, 0.6\]"
     ):
         Randomizer(Randomization(terms=[t]), _space(), source="dr.yaml")
     # asked for, the same term's values are clipped to the bounds
@@ -243,6 +243,9 @@ def test_sysid_dr_yaml_plugs_in(tmp_path):
         ([{"name": "a", "target": "mass_kg", "mode": "reset", "range": [1, 2],
            "operation": "multiply"}], "terms[0].operation", "scale"),
         ([{"name": "a", "target": "mass_kg", "mode": "reset"}], "terms[0].range", "missing"),
+        # a misspelt field was reported as the one it left missing, "range: missing field"
+        ([{"name": "a", "target": "mass_kg", "mode": "reset", "rnage": [1, 2]}],
+         "terms[0].rnage", "unknown field; did you mean 'range'?"),
         ([{"name": "a", "target": "mass_kg", "mode": "interval", "range": [1, 2]}],
          "terms[0].interval_s", "interval"),
         ([{"name": "lag", "target": "delay_s", "mode": "reset", "range": [0.0, 0.3]}],

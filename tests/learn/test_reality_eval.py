@@ -10,6 +10,7 @@ import yaml
 from cli_helpers import assert_one_line_error, run_cli
 
 from sim2real.core.errors import InputError
+from sim2real.learn.envs import make_vec
 from sim2real.learn.evaluate import evaluate_policy, run_policy
 from sim2real.learn.reality import load_reality, reality_env, shipped_realities
 
@@ -112,6 +113,53 @@ def test_bad_reality_files(tmp_path):
     for doc in (fitted, terms):
         with pytest.raises(InputError, match="a randomization file, not a reality"):
             load_reality(write("fit_dr.yaml", doc))
+
+
+def test_reality_and_env_config_params_meet_the_bounds_dr_terms_meet(tmp_path):
+    # a randomization file refused com_z_m +0.4; a reality or an env-config took it (and 800 kg
+    # for 800 g, a torque limit of 0): one bounds table, one message, with a units hint
+    from sim2real.learn.envs import check_env_builds
+
+    for params, field, words in [
+        ({"mass_kg": 800.0}, "params.mass_kg",
+         "mass_kg value 800, outside its bounds [0.001, 10] (units? mass_kg is in kg)"),
+        ({"com_z_m": 0.4}, "params.com_z_m", "com_z_m value 0.4, outside its bounds [-2, -0.01]"),
+        ({"torque_limit_Nm": 0.0}, "params.torque_limit_Nm", "outside its bounds [0.01, 50]"),
+    ]:  # fmt: skip
+        path = tmp_path / "world.yaml"
+        path.write_text(yaml.safe_dump({"model": "pendulum-dfki", "params": params}))
+        with pytest.raises(InputError) as err:
+            reality_env(load_reality(path), ENV, {}, 1, seed=0)
+        assert (err.value.source, err.value.field) == (str(path), field)
+        assert words in err.value.message
+        with pytest.raises(InputError) as err:
+            check_env_builds(ENV, {"params": params}, "bench.env.yaml", dr=None)
+        assert (err.value.source, err.value.field) == ("bench.env.yaml", field)
+        assert words in err.value.message
+
+
+def test_files_of_other_tools_given_as_a_reality_say_how_to_use_them(tmp_path):
+    # sysid fit's <stem>.params.yaml was called "a randomization file: give it to --dr"; there
+    # it failed with "params.mass_kg.nominal: unknown field" (the field it lists)
+    fit = tmp_path / "fit"
+    fit.mkdir()
+    summary = fit / "fitted.params.yaml"
+    item = {"name": "mass_kg", "target": "body.mass:pendulum", "value": 0.6, "identified": True}
+    summary.write_text(yaml.safe_dump({"model": "pendulum-dfki", "params": [item], "fit": {}}))
+    for call in (load_reality, lambda p: make_vec(ENV, 1, dr=p)):
+        with pytest.raises(InputError, match="this is sysid fit's parameter summary") as err:
+            call(summary)
+        assert f"put `model: {fit / 'fitted.xml'}` in a reality" in err.value.message
+        assert f"{fit / 'dr.yaml'} randomizes around it" in err.value.message
+    # the DFKI double pendulum's model_parameters.yml: "I1: Extra inputs are not permitted"
+    dfki = tmp_path / "model_parameters.yml"
+    keys = ["I1", "I2", "Ir", "b1", "b2", "cf1", "cf2", "g", "gr", "l1", "l2", "m1", "m2", "r1"]
+    dfki.write_text(yaml.safe_dump(dict.fromkeys(keys, 0.1)))
+    with pytest.raises(InputError, match=r"a DFKI model_parameters\.yml") as err:
+        load_reality(dfki)
+    assert "I2_com_kg_m2 = I2 - m2 r2^2" in err.value.message
+    assert "armature2_kg_m2 = Ir gr^2" in err.value.message
+    assert "pendubot-dfki-2.0" in err.value.message
 
 
 def test_run_policy_counts_what_the_env_reports():

@@ -7,6 +7,7 @@ import pytest
 import torch
 from cli_helpers import assert_one_line_error, run_cli
 
+from sim2real.core.errors import InputError
 from sim2real.learn.deploy import DeployedPolicy
 from sim2real.learn.export import export_policy
 from sim2real.learn.replay import replay_log
@@ -65,3 +66,34 @@ def test_replay_of_another_robots_log_is_one_line(deployed, real_data, tmp_path)
     proc = run_cli("policy", "replay", deployed, "--log", other, "--out", out)
     assert_one_line_error(proc, "trajectory_03.csv", "position")
     assert not out.exists()
+
+
+def test_a_log_without_velocity_gets_sysids_smoothed_derivative_and_says_so(deployed, tmp_path):
+    # positions of a 1 kHz encoder (0.0015 rad steps) swinging at 0.6 rad/s amplitude: read_log's
+    # sample difference is 0 or 1.5 rad/s at each sample, and the policy was fed those zeros
+    t = np.arange(0.0, 2.0, 0.001)
+    q = np.round(0.3 * np.sin(2.0 * t) / 0.0015) * 0.0015
+    log = tmp_path / "log.csv"
+    log.write_text(
+        "time,position,torque\n" + "".join(f"{a},{b},0\n" for a, b in zip(t, q, strict=True))
+    )
+    mapping = tmp_path / "map.yaml"
+    mapping.write_text(
+        "joints: {shoulder: {position: position}}\nactuators: {shoulder: {column: torque}}\n"
+    )
+    replay = replay_log(deployed, log, mapping)
+    inner = (replay.time_s > 0.1) & (replay.time_s < 1.9)
+    true_qvel = 0.6 * np.cos(2.0 * replay.time_s[inner])
+    assert np.abs(replay.qvel[inner, 0] - true_qvel).max() < 0.05
+    assert "velocity of shoulder derived from the positions" in replay.summary_lines()[0]
+    short = tmp_path / "short.csv"  # 20 ms: shorter than the 50 ms fit, no velocity to derive
+    short.write_text("time,position,torque\n" + "".join(f"{k / 1000},0,0\n" for k in range(20)))
+    with pytest.raises(InputError, match="map the log's velocity column"):
+        replay_log(deployed, short, mapping)
+
+
+def test_replay_of_a_training_run_says_to_export_it(deployed):
+    run = deployed.parent / "run"  # the fixture's run folder: policy.pt, no policy.json
+    with pytest.raises(InputError, match=r"a training run, not an export: run `sim2real policy "
+                       r"export .*run --out DIR` first"):  # fmt: skip
+        replay_log(run, "unused.csv")

@@ -178,6 +178,25 @@ def test_shipped_pendulum_settings_load():
         assert default_train_config("sim2real/PendulumSwingup-v0") == load_train_config(path)
 
 
+def test_partial_settings_change_only_what_they_name_over_the_tasks_own(tmp_path):
+    """`--settings` with only `total_env_steps: 2048` replaced the pendulum's whole shipped
+    settings (gamma 0.99 for 0.995, the adaptive learning rate for the linear schedule, no
+    noise correlation, validation or energy reward): it names what it changes, as --steps."""
+    env_id = "sim2real/PendulumSwingup-v0"
+    shipped = default_train_config(env_id)
+    path = tmp_path / "partial.yaml"
+    path.write_text("total_env_steps: 2048\nppo: {gamma: 0.99}\ntraining_env: {history: 2}\n")
+    cfg = load_train_config(path, env_id)
+    assert cfg.total_env_steps == 2048 and cfg.ppo.gamma == 0.99
+    assert cfg.ppo.schedule == shipped.ppo.schedule == "linear"  # a mapping merges key by key
+    assert cfg.ppo.learning_rate == shipped.ppo.learning_rate
+    assert cfg.noise_correlation_s == shipped.noise_correlation_s == 0.3
+    assert cfg.validate_every == shipped.validate_every == 30
+    assert cfg.training_env == {"reward": {"energy": 0.5}, "history": 2}
+    assert cfg.net == shipped.net
+    assert load_train_config(path).ppo.schedule == "adaptive"  # the file alone: the defaults
+
+
 def test_bad_training_settings_name_the_file_and_field(tmp_path):
     path = tmp_path / "train.yaml"
     path.write_text("num_envs: 8\nppo:\n  gamma: 1.5\n")

@@ -66,6 +66,17 @@ def test_bad_specs_name_the_parameter(tmp_path, param, needle):
     assert "params.a" in str(err.value) and needle in str(err.value)
 
 
+def test_an_unknown_field_is_named_as_the_field_its_message_is_about(tmp_path):
+    # `value` for `nominal` was reported as "params.a.nominal: unknown field; ... expected one
+    # of: name, target, nominal, ...": the field of the missing error, the unknown one's text
+    path = tmp_path / "spec.yaml"
+    path.write_text(yaml.safe_dump({"params": [{"name": "a", "target": "t", "value": 1.0}]}))
+    with pytest.raises(InputError) as err:
+        load_param_space(path)
+    assert err.value.field == "params.a.value"
+    assert err.value.message.startswith("unknown field;")
+
+
 def test_duplicate_names_and_replace():
     p = {"name": "a", "target": "t", "nominal": 1.0, "bounds": (0.0, 2.0)}
     with pytest.raises(ValueError, match="duplicate"):

@@ -77,7 +77,11 @@ def train_cmd(
         int | None, typer.Option("--steps", min=1, help="Environment steps in all.")
     ] = None,
     settings: Annotated[
-        Path | None, typer.Option("--settings", help="Training settings YAML (PPO, network).")
+        Path | None,
+        typer.Option(
+            "--settings",
+            help="Training settings YAML (PPO, network): what it names, over the task's own.",
+        ),
     ] = None,
     env_config: Annotated[
         Path | None,
@@ -143,6 +147,7 @@ def train_cmd(
     The default policy reads only what the robot measures, so it can be exported."""
     from sim2real.core.atomic import check_writable
     from sim2real.core.errors import InputError
+    from sim2real.learn.dr_notes import no_terms_note
     from sim2real.learn.envs import check_env_builds
     from sim2real.learn.envs import env_config as check_env_config
     from sim2real.learn.train import default_train_config, load_train_config, train
@@ -158,11 +163,13 @@ def train_cmd(
         why = f"a resumed run keeps its own settings; {', '.join(ignored)} cannot change them"
         raise InputError("--resume", None, why + " (--steps extends, --dr / --env-config stage)")
     check_writable(out, "--out", folder=True)
-    cfg = load_train_config(settings) if settings else default_train_config(env)
+    cfg = load_train_config(settings, env) if settings else default_train_config(env)
     given = _given(total_env_steps=steps, seed=seed, torch_threads=torch_threads)
     cfg = cfg.model_copy(update=given)
     fields = _env_config_fields(env_config)
     check_env_builds(env, fields, env_config or "--env-config", _dr_arg(dr))
+    if (note := no_terms_note(_dr_arg(dr))) is not None:
+        typer.echo(note)
     stages = [("training_env", {})] + [
         (f"stages[{k}].training_env", st.training_env) for k, st in enumerate(cfg.stages)
     ]

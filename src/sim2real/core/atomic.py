@@ -14,10 +14,17 @@ from pathlib import Path
 from sim2real.core.errors import InputError
 
 
+def _umask() -> int:
+    umask = os.umask(0)
+    os.umask(umask)
+    return umask
+
+
 @contextlib.contextmanager
 def atomic_path(target: str | Path) -> Iterator[Path]:
     """Yield a temporary path in the target's folder (same suffix); rename it onto ``target``
-    when the block succeeds, delete it when the block raises."""
+    when the block succeeds, delete it when the block raises. The file gets the mode any
+    other file would (0o666 less the umask), not mkstemp's private 0o600."""
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.stem}.", suffix=target.suffix, dir=target.parent)
@@ -25,6 +32,7 @@ def atomic_path(target: str | Path) -> Iterator[Path]:
     tmp_path = Path(tmp)
     try:
         yield tmp_path
+        tmp_path.chmod(0o666 & ~_umask())
         os.replace(tmp_path, target)
     except BaseException:
         tmp_path.unlink(missing_ok=True)
@@ -80,8 +88,7 @@ def atomic_folder(target: str | Path) -> Iterator[Path]:
     check_writable(target, "--out", folder=True)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
-    umask = os.umask(0)
-    os.umask(umask)
+    umask = _umask()
     try:
         yield tmp
         for p in [tmp, *tmp.rglob("*")]:  # mkdtemp makes it private: ordinary modes

@@ -38,17 +38,13 @@ def validation_error(
     """The first problem pydantic found, as one InputError naming its dotted field path (under
     ``prefix``, the section of the file the data came from); with the ``model`` validated, an
     unknown field's message lists the known ones and the closest match."""
-    errors = err.errors(include_url=False)
-    # an unknown field beside a missing one is most likely its misspelling: name it first
-    errors.sort(key=lambda e: e["type"] != "extra_forbidden")
+    errors = ordered_errors(err)
     first = errors[0]
     loc = [str(p) for p in first["loc"]]
     field = ".".join(p for p in (prefix, *loc) if p) or None
     known = _known_fields(model, loc[:-1]) if first["type"] == "extra_forbidden" else None
     if known is not None:
-        close = difflib.get_close_matches(loc[-1], known, n=1)
-        hint = f"did you mean '{close[0]}'? " if close else ""
-        message = f"unknown field; {hint}expected one of: {', '.join(known)}"
+        message = unknown_field_message(loc[-1], known)
     else:
         message = first["msg"].removeprefix("Value error, ")
         value = first.get("input")
@@ -59,6 +55,21 @@ def validation_error(
     if len(errors) > 1:
         message += f" (+{len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})"
     return InputError(source, field, message)
+
+
+def ordered_errors(err: ValidationError) -> list[dict[str, Any]]:
+    """pydantic's problems, the one to report first: an unknown field beside a missing one is
+    most likely its misspelling (``rnage`` for ``range``), so unknown fields come first."""
+    errors = err.errors(include_url=False)
+    errors.sort(key=lambda e: e["type"] != "extra_forbidden")
+    return errors
+
+
+def unknown_field_message(name: str, known: list[str]) -> str:
+    """An unknown field's message (its field names it): the closest known one, all known."""
+    close = difflib.get_close_matches(name, known, n=1)
+    hint = f"did you mean '{close[0]}'? " if close else ""
+    return f"unknown field; {hint}expected one of: {', '.join(known)}"
 
 
 def _known_fields(model: type[BaseModel] | None, path: list[str]) -> list[str] | None:

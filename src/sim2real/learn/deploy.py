@@ -51,6 +51,9 @@ class DeployedPolicy:
         folder = Path(folder)
         json_path = folder / "policy.json"
         onnx_path = folder / "policy.onnx"
+        if not json_path.exists() and (folder / "policy.pt").is_file():  # what `train` writes
+            why = f"a training run, not an export: run `sim2real policy export {folder} --out DIR` first"
+            raise InputError(folder, None, why)
         spec = _read_spec(json_path)
         self.env: str = spec["env"]
         self.control_dt: float = float(spec["control_dt"])

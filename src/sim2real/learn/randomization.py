@@ -42,9 +42,10 @@ import numpy as np
 from pydantic import Field, PrivateAttr, ValidationError, model_validator
 
 from sim2real.core.errors import InputError
-from sim2real.core.strict import StrictModel
+from sim2real.core.strict import StrictModel, ordered_errors, unknown_field_message
 from sim2real.core.yaml_io import read_yaml
-from sim2real.params.space import JointPrior, ParamSpace
+from sim2real.learn.misplaced_files import misplaced_file
+from sim2real.params.space import JointPrior, ParamSpace, outside_bounds
 from sim2real.params.truncated import draw_truncated
 
 CONFIG_DIR = Path(__file__).parent / "configs"
@@ -183,12 +184,15 @@ class Randomization(StrictModel):
 
 
 def _validation_error(err: ValidationError, data: Any, source: str | Path, key: str) -> InputError:
-    first = err.errors()[0]
+    first = ordered_errors(err)[0]  # a misspelt field (rnage), not the one it leaves missing
     loc = [str(x) if not isinstance(x, int) else f"[{x}]" for x in first["loc"]]
     field = "".join(p if p.startswith("[") else f".{p}" for p in loc).lstrip(".") or key
     msg = first["msg"].removeprefix("Value error, ")
     if first["type"] == "missing":
         msg = "missing field"
+    if first["type"] == "extra_forbidden" and len(loc) in (1, 3):  # of the file or a term
+        model = Randomization if len(loc) == 1 else JointTerm if loc[0] == "joint" else Term
+        return InputError(source, field, unknown_field_message(loc[-1], list(model.model_fields)))
     sub, sep, rest = msg.partition(": ")
     if sep and sub in Term.model_fields:  # a term-level check naming its field
         field, msg = f"{field}.{sub}", rest
@@ -199,6 +203,8 @@ def randomization_from_dict(data: Any, source: str | Path) -> Randomization:
     """Validate a parsed YAML document: ``terms:`` or a ``ParamSpace`` (``params:``)."""
     if data is None:
         return Randomization()
+    if (misplaced := misplaced_file(data, source, "randomization file")) is not None:
+        raise InputError(source, None, misplaced)
     if not isinstance(data, dict) or not ({"terms", "params"} & set(data)):
         raise InputError(source, "terms", "expected a mapping with a 'terms' (or 'params') list")
     if "params" in data and "terms" not in data:
@@ -289,7 +295,7 @@ class Randomizer:
         nominal: np.ndarray | None = None,
         source: str | Path | None = None,
     ) -> None:
-        self.space = space
+        self.space, self.source = space, source
         self.nominal = space.nominal() if nominal is None else np.asarray(nominal, float)
         self.lower, self.upper = space.lower(), space.upper()
         names = space.names
@@ -340,17 +346,12 @@ class Randomizer:
             reach = np.clip(reach, *term.bounds) if uniform else np.array(term.bounds)
         for j in cols:
             values = term.value(reach, self.nominal[j])
-            lo, hi = self.lower[j], self.upper[j]
-            slack = 1e-9 * max(abs(lo), abs(hi), 1.0)
-            if values.min() < lo - slack or values.max() > hi + slack:
+            bounds = (self.lower[j], self.upper[j])
+            wrong = outside_bounds(self.space.names[j], values.min(), values.max(), bounds)
+            if wrong is not None:
                 field = "bounds" if term.bounds is not None and not uniform else "range"
-                raise InputError(
-                    source,
-                    f"{key}.{field}",
-                    f"{term.name!r} gives {self.space.names[j]} values {values.min():.4g} to "
-                    f"{values.max():.4g}, outside its bounds [{lo:.4g}, {hi:.4g}] ('clip: true' "
-                    "sets such values to the bound)",
-                )
+                why = f"{term.name!r} gives {wrong} ('clip: true' sets such values to the bound)"
+                raise InputError(source, f"{key}.{field}", why)
 
     def terms(self, mode: str) -> list[BoundTerm]:
         return [b for b in self.bound if b.term.mode == mode]

@@ -32,6 +32,7 @@ from pydantic import Field, ValidationError
 from sim2real.core.errors import InputError
 from sim2real.core.strict import StrictModel, validation_error
 from sim2real.core.yaml_io import read_yaml
+from sim2real.learn.misplaced_files import misplaced_file
 
 REALITY_DIR = Path(__file__).parent / "configs" / "realities"
 
@@ -80,6 +81,9 @@ def load_reality(arg: str | Path) -> Reality:
     data = read_yaml(path, "reality") or {}
     if not isinstance(data, dict):
         raise InputError(path, None, "expected a mapping of reality fields")
+    misplaced = misplaced_file(data, path, "reality")
+    if misplaced is not None:
+        raise InputError(path, None, misplaced)
     if isinstance(data.get("params"), list) or "terms" in data:  # a dr.yaml or a DR terms file
         why = ("a randomization file, not a reality: give it to `policy train --dr`, or its "
                "content under a reality's `randomization:`")  # fmt: skip
@@ -111,6 +115,7 @@ def _is_builtin(name: str) -> bool:
 def reality_env(reality: Reality, env_id: str, env_config: dict, num_envs: int, seed: int):
     """The policy's environment with the reality's world: a VecEnv (errors name the reality
     file and the field)."""
+    from sim2real.learn.dr_notes import warn_overwritten
     from sim2real.learn.envs import config_error_in, make_vec
     from sim2real.learn.randomization import randomization_from_dict
 
@@ -130,7 +135,7 @@ def reality_env(reality: Reality, env_id: str, env_config: dict, num_envs: int, 
             field = f"randomization.{err.field}" if err.field else "randomization"
             raise InputError(reality.source, field, err.message) from None
     try:
-        return make_vec(env_id, num_envs, seed=seed, dr=dr, config=config)
+        env = make_vec(env_id, num_envs, seed=seed, dr=dr, config=config)
     except InputError as err:
         own = err.source == "config.params" and err.field not in reality.params
         own = own or err.source is None  # a joint or body the task needs is not in the model
@@ -143,3 +148,6 @@ def reality_env(reality: Reality, env_id: str, env_config: dict, num_envs: int, 
         if dr is not None and (err.field or "").startswith("terms"):
             raise InputError(reality.source, f"randomization.{err.field}", err.message) from None
         raise
+    keep = "to keep it, drop that term from the reality's randomization"
+    warn_overwritten(env, reality.params, reality.source, keep)
+    return env

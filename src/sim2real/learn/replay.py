@@ -6,20 +6,29 @@ what the robot's controller did. The states are the log's, not the policy's: no 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from sim2real.core.atomic import write_text_atomic
 from sim2real.core.errors import InputError
 
+if TYPE_CHECKING:
+    from sim2real.sim.logs import RobotLog
+
+VELOCITY_FILTER_S = 0.05
+"""Width of the Savitzky-Golay fit whose derivative is the velocity of a log without one
+(sysid's ``state_filter_s`` default: the same fit sysid starts its segments from)."""
+
 
 @dataclass
 class Replay:
     """``time_s`` (N,) from the log's start; ``q`` / ``qvel`` (N, J) in ``joints`` order;
     ``torque`` (N, A) the policy's [N m] in ``actuators`` order; ``logged`` (N, A) the log's
-    own commands there (NaN where the log drives no such actuator)."""
+    own commands there (NaN where the log drives no such actuator); ``notes``: what was done
+    to the log (a velocity derived from the positions)."""
 
     source: str
     joints: list[str]
@@ -30,13 +39,14 @@ class Replay:
     torque: np.ndarray
     logged: np.ndarray
     action_limit: np.ndarray
+    notes: list[str] = field(default_factory=list)
 
     def summary_lines(self) -> list[str]:
         at_limit = np.abs(self.torque) >= 0.999 * self.action_limit
         flips = np.mean(np.diff(np.sign(self.torque), axis=0) != 0) / (
             self.time_s[1] - self.time_s[0] if len(self.time_s) > 1 else 1.0
         )
-        lines = [
+        lines = [f"note: {n}" for n in self.notes] + [
             f"{len(self.time_s)} steps of {self.source} ({self.time_s[-1]:.2f} s): torque "
             f"{self.torque.min():.3g}..{self.torque.max():.3g} N m, at the limit "
             f"{100 * at_limit.mean():.1f} % of steps, sign flips {flips:.1f}/s"
@@ -80,7 +90,18 @@ def replay_log(deployed: str | Path, log: str | Path, mapping: str | Path | None
         if model not in BUILTINS:
             raise InputError("--mapping", None, f"{policy.env}'s robot has no built-in log mapping")
         mapping = BUILTINS[model].mapping
-    robot_log = resample_log(read_log(log, load_mapping(mapping)), policy.control_dt)
+    columns = load_mapping(mapping)
+    robot_log = read_log(log, columns)
+    no_velocity = [j for j in task.joints if j in columns.joints and not columns.joints[j].velocity]
+    notes = []
+    if no_velocity:  # read_log's difference of encoder steps: 0 or a spike at each sample
+        robot_log = _velocity_from_positions(robot_log, no_velocity, log)
+        notes.append(
+            f"velocity of {', '.join(no_velocity)} derived from the positions (the mapping "
+            f"has no velocity column): Savitzky-Golay, quadratic over {VELOCITY_FILTER_S} s, "
+            "as sysid does"
+        )
+    robot_log = resample_log(robot_log, policy.control_dt)
     missing = [j for j in task.joints if j not in robot_log.joints]
     if missing:
         why = (
@@ -99,4 +120,24 @@ def replay_log(deployed: str | Path, log: str | Path, mapping: str | Path | None
             logged[:, k] = robot_log.ctrl[:, robot_log.actuators.index(a)]
     t = robot_log.time_s - robot_log.time_s[0]
     return Replay(str(log), list(task.joints), list(task.actuated), t, q, qvel,
-                  torque.reshape(len(q), -1), logged, policy.action_limit)  # fmt: skip
+                  torque.reshape(len(q), -1), logged, policy.action_limit, notes)  # fmt: skip
+
+
+def _velocity_from_positions(robot_log: RobotLog, joints: list[str], log: str | Path) -> RobotLog:
+    """The log at its own (median) rate with the velocity of ``joints`` from sysid's smoothed
+    derivative of the positions; InputError when the log is too short for it."""
+    from sim2real.sim.logs import resample_log
+    from sim2real.sysid.segments import smoothed_states
+
+    dt = float(np.median(np.diff(robot_log.time_s)))
+    uniform = resample_log(robot_log, dt)
+    states = smoothed_states(uniform, VELOCITY_FILTER_S, dt)
+    if states is None:
+        why = (f"no velocity column for {', '.join(joints)} in the mapping, and "
+               f"{uniform.time_s.size} samples every {dt:g} s are too few to derive it from "
+               f"the positions over {VELOCITY_FILTER_S} s: map the log's velocity column")  # fmt: skip
+        raise InputError(log, "velocity", why)
+    cols = [uniform.joints.index(j) for j in joints]
+    qvel = uniform.qvel.copy()
+    qvel[:, cols] = states[1][:, cols]
+    return replace(uniform, qvel=qvel)

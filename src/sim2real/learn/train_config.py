@@ -94,14 +94,46 @@ class TrainConfig(StrictModel):
         return math.ceil(self.total_env_steps / (self.num_envs * self.steps_per_env))
 
 
-def load_train_config(path: str | Path) -> TrainConfig:
-    path = Path(path)
+def _read_settings(path: Path) -> dict[str, Any]:
     try:
         data = load_yaml_text(path.read_text()) or {}
     except (OSError, yaml.YAMLError) as exc:
         raise InputError(path, None, f"cannot read training settings ({exc})") from exc
     if not isinstance(data, dict):
         raise InputError(path, None, f"expected a mapping of settings, got a {type(data).__name__}")
+    return data
+
+
+def _shipped_settings(env_id: str) -> dict[str, Any] | None:
+    """The fields of ``configs/<slug>.train.yaml`` shipped for ``env_id`` (None: none)."""
+    ref = resources.files("sim2real.learn") / "configs" / f"{env_slug(env_id)}.train.yaml"
+    if not ref.is_file():
+        return None
+    with resources.as_file(ref) as path:
+        return _read_settings(path)
+
+
+def deep_merge(below: dict[str, Any], above: dict[str, Any]) -> dict[str, Any]:
+    """``above`` over ``below``: a mapping in both merges key by key (at every depth); any
+    other value of ``above`` (a number, a list) replaces ``below``'s."""
+    out = dict(below)
+    for key, value in above.items():
+        under = out.get(key)
+        both = isinstance(under, dict) and isinstance(value, dict)
+        out[key] = deep_merge(under, value) if both else value
+    return out
+
+
+def load_train_config(path: str | Path, env_id: str | None = None) -> TrainConfig:
+    """The settings in ``path``; with ``env_id`` (``policy train --settings``) the file names
+    only what it changes, over the settings shipped for ``env_id`` (:func:`deep_merge`: a
+    file of ``total_env_steps: 2048`` keeps the task's gamma, learning-rate schedule, reward
+    shaping...)."""
+    path = Path(path)
+    data = _read_settings(path)
+    shipped = _shipped_settings(env_id) if env_id is not None else None
+    if shipped is not None:
+        data = deep_merge(shipped, data)
     try:
         return TrainConfig(**data)
     except ValidationError as exc:
@@ -110,11 +142,13 @@ def load_train_config(path: str | Path) -> TrainConfig:
 
 def default_train_config(env_id: str) -> TrainConfig:
     """The settings shipped for ``env_id`` (``configs/<slug>.train.yaml``), else the defaults."""
-    ref = resources.files("sim2real.learn") / "configs" / f"{env_slug(env_id)}.train.yaml"
-    if ref.is_file():
-        with resources.as_file(ref) as path:
-            return load_train_config(path)
-    return TrainConfig()
+    shipped = _shipped_settings(env_id)
+    if shipped is None:
+        return TrainConfig()
+    try:
+        return TrainConfig(**shipped)
+    except ValidationError as exc:
+        raise validation_error(exc, f"{env_slug(env_id)}.train.yaml", model=TrainConfig) from exc
 
 
 def merge_env_config(training_env: dict[str, Any], given: dict[str, Any]) -> dict[str, Any]:

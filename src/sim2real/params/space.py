@@ -28,7 +28,7 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 
 from sim2real.core.atomic import write_text_atomic
 from sim2real.core.errors import InputError
-from sim2real.core.strict import StrictModel, validation_error
+from sim2real.core.strict import StrictModel, ordered_errors, validation_error
 from sim2real.core.yaml_io import read_yaml
 from sim2real.params.truncated import draw_truncated
 
@@ -272,6 +272,25 @@ class ParamSpace(StrictModel):
         ) + text
 
 
+UNITS = {"_kg_m2": "kg m^2", "_Nm_s": "N m s", "_rad_s": "rad/s", "_Nm": "N m", "_kg": "kg",
+         "_m": "m", "_s": "s", "_rad": "rad"}  # fmt: skip
+"""Unit suffixes of parameter names (the longest first), for the hint of a value out of bounds."""
+
+
+def outside_bounds(name: str, low: float, high: float, bounds: tuple[float, float]) -> str | None:
+    """What is wrong when parameter ``name`` gets values ``low`` to ``high`` outside ``bounds``
+    (None when it does not): one message for a randomization term's draws and for a value set by
+    an environment config or a reality, with a units hint (grams for kilograms, centimetres)."""
+    lo, hi = bounds
+    slack = 1e-9 * max(abs(lo), abs(hi), 1.0)
+    if low >= lo - slack and high <= hi + slack:
+        return None
+    values = f"value {low:.4g}" if low == high else f"values {low:.4g} to {high:.4g}"
+    unit = next((u for suffix, u in UNITS.items() if name.endswith(suffix)), None)
+    hint = f" (units? {name} is in {unit})" if unit else ""
+    return f"{name} {values}, outside its bounds [{lo:.4g}, {hi:.4g}]{hint}"
+
+
 def param_space_from_dict(data: Any, source: str | Path) -> ParamSpace:
     """Validate a parsed YAML document; problems become ``InputError(source, field)``."""
     if isinstance(data, list):
@@ -282,7 +301,7 @@ def param_space_from_dict(data: Any, source: str | Path) -> ParamSpace:
         return ParamSpace.model_validate(data)
     except ValidationError as err:
         e = validation_error(err, source, model=ParamSpace)
-        loc = err.errors()[0]["loc"]  # a parameter is named by its name, not its index
+        loc = ordered_errors(err)[0]["loc"]  # the one reported; named by its name, not index
         items = data.get("params") or []
         named = len(loc) >= 2 and loc[0] == "params" and isinstance(loc[1], int)
         if named and loc[1] < len(items) and isinstance(items[loc[1]], dict):

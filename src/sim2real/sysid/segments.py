@@ -130,16 +130,27 @@ def make_segments(
     )
 
 
-def _initial_states(log: RobotLog, width_s: float, dt: float) -> tuple[np.ndarray, np.ndarray]:
-    """(N, J) smoothed positions and velocities (raw samples when the window is too short)."""
+def smoothed_states(
+    log: RobotLog, width_s: float, dt: float
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """(N, J) positions and velocities of a log resampled to ``dt`` from a centred
+    Savitzky-Golay fit (quadratic, ``width_s`` wide) of its positions alone: the velocity of a
+    log without (or with a noisy) velocity. None when the window holds fewer than 5 samples or
+    the log is not longer than it."""
     win = round(width_s / dt) | 1
     if width_s <= 0 or win < 5 or log.time_s.size <= win:
-        return log.qpos, log.qvel
+        return None
     from scipy.signal import savgol_filter
 
     q = savgol_filter(log.qpos, win, 2, axis=0, mode="interp")
     v = savgol_filter(log.qpos, win, 2, deriv=1, delta=dt, axis=0, mode="interp")
     return q, v
+
+
+def _initial_states(log: RobotLog, width_s: float, dt: float) -> tuple[np.ndarray, np.ndarray]:
+    """(N, J) smoothed positions and velocities (raw samples when the window is too short)."""
+    states = smoothed_states(log, width_s, dt)
+    return (log.qpos, log.qvel) if states is None else states
 
 
 _PER_SEGMENT = ("qpos0", "qvel0", "ctrl", "meas_q", "meas_v", "t0_s")

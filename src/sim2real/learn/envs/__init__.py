@@ -93,11 +93,16 @@ def check_env_builds(
 ) -> None:
     """Build one environment of ``data`` (config fields read from ``source``): what only the
     model can tell (its name, a parameter, the control period against its timestep) fails
-    before any work, named by ``source``."""
+    before any work, named by ``source``. Warns of each of its ``params`` that an absolute
+    term of ``dr`` overwrites."""
+    from sim2real.learn.dr_notes import warn_overwritten
+
     try:
         env = make_vec(env_id, 1, dr=dr, config=env_config(env_id, data, source))
     except InputError as err:
         raise (config_error_in(err, source) or err) from None
+    keep = "to keep it, give a --dr of your own without that term"
+    warn_overwritten(env, (data or {}).get("params") or {}, source, keep)
     close_env(env)
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from sim2real.actuators.joint_motors import SHARED
 from sim2real.core.errors import InputError
-from sim2real.params.space import Param, ParamSpace
+from sim2real.params.space import Param, ParamSpace, outside_bounds
 from sim2real.sim.model import SimModel
 from sim2real.sim.targets import resolve_target
 
@@ -37,7 +37,7 @@ def _model_params(sim: SimModel, rows: list, source: str) -> list[Param]:
 
 
 def _env_params(torque_limit: float, suffixes: list[str]) -> list[Param]:
-    out = [_param("torque_limit_Nm", "env.torque_limit_Nm", torque_limit, 0.0, 50.0)]
+    out = [_param("torque_limit_Nm", "env.torque_limit_Nm", torque_limit, 0.01, 50.0)]
     for s in suffixes:
         out.append(_param(f"obs_bias_q{s}", f"env.obs_bias_q{s}", 0.0, -1.0, 1.0))
         out.append(_param(f"obs_bias_qvel{s}", f"env.obs_bias_qvel{s}", 0.0, -5.0, 5.0))
@@ -50,7 +50,8 @@ def build_space(
 ) -> ParamSpace:
     """The environment's parameter space with ``cfg.params`` as nominal values. A name or
     target of ``cfg.params`` not in the default space is added when it is a valid MuJoCo
-    target (e.g. ``joint.armature:shoulder``)."""
+    target (e.g. ``joint.armature:shoulder``). A value outside its parameter's bounds (the
+    task's table, those randomization terms are checked against) is refused."""
     params = _model_params(sim, rows, "config.params") + _env_params(cfg.torque_limit_Nm, suffixes)
     if actuator_cfg is not None:
         for p in actuator_cfg.param_space().params:
@@ -71,8 +72,10 @@ def build_space(
         field = p.target.partition(":")[0]
         if value < 0 and (field in NON_NEGATIVE or field in NON_NEGATIVE_MOTOR):
             raise InputError("config.params", key, f"{field} must be >= 0 (got {value})")
-        lo, hi = min(p.bounds[0], value), max(p.bounds[1], value)
-        params[k] = p.model_copy(update={"nominal": float(value), "bounds": (lo, hi)})
+        wrong = outside_bounds(p.name, value, value, p.bounds)  # the bounds DR terms meet
+        if wrong is not None:
+            raise InputError("config.params", key, wrong)
+        params[k] = p.model_copy(update={"nominal": float(value)})
     return ParamSpace(params=params)
 
 
