@@ -8,7 +8,7 @@ import pytest
 
 from sim2real.core.errors import InputError
 from sim2real.sim.logs import despike, read_log, refuse_repeated_logs, resample_log
-from sim2real.sim.mapping import LogMapping, load_mapping
+from sim2real.sim.mapping import LogMapping, load_mapping, mapping_from_dict
 
 MAPPING = LogMapping(
     time="t",
@@ -93,6 +93,40 @@ def test_time_in_milliseconds_is_refused_naming_the_mapping_field(tmp_path):
     assert err.value.field == "t"
     log = read_log(tmp_path / "a.csv", MAPPING.model_copy(update={"time_scale_s": 0.001}))
     assert np.isclose(log.time_s[-1], 0.49)
+
+
+def ros2_rows(n=500, dt=0.002, start_s=1_700_000_000):
+    # a ROS 2 export: stamp split in whole seconds and nanoseconds; q = 0.5 t, qd = 0.5
+    rows = []
+    for i in range(n):
+        sec, nanosec = divmod(round(i * dt * 1e9), 10**9)
+        rows.append([start_s + sec, nanosec, 0.5 * i * dt, 0.5, 0.0])
+    return rows
+
+
+def test_ros2_time_as_seconds_and_nanoseconds_columns(tmp_path):
+    """Mapping the seconds column alone read '500 duplicated timestamps' (a probe)."""
+    path = write_csv(tmp_path / "ros2.csv", ros2_rows(), "header.stamp.sec,header.stamp.nanosec,"
+                     "position,velocity,effort")  # fmt: skip
+    joints = {"j": {"position": "position", "velocity": "velocity"}}
+    pair = LogMapping(time=["header.stamp.sec", "header.stamp.nanosec"], joints=joints)
+    log = read_log(path, pair)
+    # 0.998 s after a 1.7e9 s epoch: float64 of the absolute time would be off by ~1e-7 s
+    assert np.allclose(log.time_s, 0.002 * np.arange(500), rtol=0, atol=1e-12)
+    found = read_log(path, LogMapping(joints=joints))  # no time mapped: the pair is found
+    assert np.array_equal(found.time_s, log.time_s)
+    assert any("header.stamp.sec + header.stamp.nanosec x 1e-9" in n for n in found.notes)
+    with pytest.raises(InputError, match=r"give time: \[header.stamp.sec, header.stamp.nanosec"):
+        read_log(path, LogMapping(time="header.stamp.sec", joints=joints))
+    with pytest.raises(InputError, match="one column, or two"):
+        mapping_from_dict({"time": ["sec"], "joints": joints}, "map.yaml")
+
+
+def test_several_stamp_pairs_are_refused_naming_them(tmp_path):
+    rows = [[*r[:2], *r] for r in ros2_rows()]
+    path = write_csv(tmp_path / "ros2.csv", rows, "goal.sec,goal.nanosec,sec,nanosec,q,qd,tau")
+    with pytest.raises(InputError, match=r"goal\.sec, goal\.nanosec; sec, nanosec"):
+        read_log(path, LogMapping(joints={"j": {"position": "q"}}))
 
 
 def test_missing_column_names_it_with_close_matches(tmp_path):

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from sim2real.core.errors import InputError
+from sim2real.sim.log_time import stamp_hint, time_s, with_stamp_pair
 from sim2real.sim.mapping import LogMapping
 
 DEG_PER_RAD = 180.0 / np.pi
@@ -137,6 +138,11 @@ def read_log(path: str | Path, mapping: LogMapping) -> RobotLog:
         cols, meta = _read_json(path, mapping.records)
     else:
         cols, meta = _read_csv(path)
+    stamped = with_stamp_pair(mapping, list(cols), path)
+    notes: list[str] = []
+    if stamped is not mapping:
+        notes.append(f"time = {stamped.time[0]} + {stamped.time[1]} x 1e-9 (no 'time' column)")
+        mapping = stamped
     for column, where in mapping.columns().items():
         if column not in cols:
             close = difflib.get_close_matches(column, cols, n=3, cutoff=0.5)
@@ -151,8 +157,8 @@ def read_log(path: str | Path, mapping: LogMapping) -> RobotLog:
     if twice:  # which one is meant? (a CSV reader would silently take the last)
         name = sorted(twice)[0]
         raise InputError(path, name, "the header names this column twice: rename one")
-    notes: list[str] = []
-    t = cols[mapping.time] * mapping.time_scale_s
+    t = time_s(cols, mapping)
+    time_field = ", ".join(mapping.time_columns())
     unit = 1.0 / DEG_PER_RAD if mapping.position_unit == "deg" else 1.0
     joints = list(mapping.joints)
     qpos = np.stack([cols[c.position] * c.sign * unit for c in mapping.joints.values()], 1)
@@ -201,7 +207,7 @@ def read_log(path: str | Path, mapping: LogMapping) -> RobotLog:
         t, qpos, qvel, ctrl = t[good], qpos[good], qvel[good], ctrl[good]
         usable = usable[good]
     if t.size < 10:
-        raise InputError(path, mapping.time, f"only {t.size} usable rows (need at least 10)")
+        raise InputError(path, time_field, f"only {t.size} usable rows (need at least 10)")
     # time order
     dt = np.diff(t)
     n_dup, n_back = int((dt == 0).sum()), int((dt < 0).sum())
@@ -209,7 +215,8 @@ def read_log(path: str | Path, mapping: LogMapping) -> RobotLog:
         first = int(np.flatnonzero(dt <= 0)[0]) + 2
         what = f"{n_dup} duplicated and {n_back} decreasing timestamps (first at row {first})"
         if mapping.time_order == "strict":
-            raise InputError(path, mapping.time, f"time is not strictly increasing: {what}")
+            hint = stamp_hint(mapping, list(cols))
+            raise InputError(path, time_field, f"time is not strictly increasing: {what}{hint}")
         order = np.argsort(t, kind="stable")
         t, qpos, qvel, ctrl = t[order], qpos[order], qvel[order], ctrl[order]
         usable = usable[order]
@@ -225,7 +232,7 @@ def read_log(path: str | Path, mapping: LogMapping) -> RobotLog:
             f"median step {med:g} s: a robot log samples faster than {1 / MAX_MEDIAN_STEP_S:g} Hz "
             "(time in milliseconds? time_scale_s: 0.001 in the mapping)"
         )
-        raise InputError(path, mapping.time, why)
+        raise InputError(path, time_field, why)
     jitter = float(np.std(dt) / med)
     notes.append(
         f"{t.size} samples over {t[-1]:.3f} s, median interval {1e3 * med:.2f} ms, "

@@ -2,8 +2,8 @@
 measured position and velocity of which joint, and which drive which actuator. Never assume
 column order. YAML form::
 
-    time: time                 # column of the timestamps
-    time_scale_s: 1.0          # seconds per time unit (0.001 for milliseconds)
+    time: time                 # column of the timestamps, or two: [stamp.sec, stamp.nanosec]
+    time_scale_s: 1.0          # seconds per time unit (0.001 for milliseconds; one column only)
     records: entries           # JSON only: key of the per-sample records (or columns)
     joints:
       shoulder: {position: position, velocity: velocity}
@@ -23,7 +23,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator, model_validator
 
 from sim2real.core.errors import InputError
 from sim2real.core.strict import StrictModel, validate
@@ -60,9 +60,14 @@ class ActuatorColumn(StrictModel):
 class LogMapping(StrictModel):
     """See the module docstring."""
 
-    time: str = Field("time", description="column of the timestamps")
+    time: str | list[str] = Field(
+        "time",
+        description="column of the timestamps, or two columns [seconds, nanoseconds] (a ROS 2 "
+        "stamp: time = sec + nanosec x 1e-9); without a 'time' column in the log, a pair "
+        "<prefix>sec, <prefix>nanosec is found",
+    )
     time_scale_s: float = Field(
-        1.0, gt=0, description="seconds per time unit (0.001 for milliseconds)"
+        1.0, gt=0, description="seconds per time unit (0.001 for milliseconds; one column only)"
     )
     records: str | None = Field(
         None, description="JSON only: the key of the per-sample records (or columns)"
@@ -94,9 +99,26 @@ class LogMapping(StrictModel):
         None, gt=0, description="longer sample intervals are gaps (default 5 x the median)"
     )
 
+    @field_validator("time")
+    @classmethod
+    def _one_or_two_columns(cls, value: str | list[str]) -> str | list[str]:
+        if isinstance(value, list) and len(value) != 2:
+            raise ValueError("one column, or two: [seconds, nanoseconds]")
+        return value
+
+    @model_validator(mode="after")
+    def _no_scale_of_a_pair(self) -> LogMapping:
+        if isinstance(self.time, list) and self.time_scale_s != 1.0:
+            raise ValueError("time_scale_s applies to one time column, not [seconds, nanoseconds]")
+        return self
+
+    def time_columns(self) -> list[str]:
+        """The time column, or the [seconds, nanoseconds] pair."""
+        return [self.time] if isinstance(self.time, str) else list(self.time)
+
     def columns(self) -> dict[str, str]:
         """Every mapped column -> where it is mapped (for error messages)."""
-        out = {self.time: "time"}
+        out = {c: "time" for c in self.time_columns()}
         for j, c in self.joints.items():
             out[c.position] = f"joints.{j}.position"
             if c.velocity:

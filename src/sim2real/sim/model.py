@@ -21,6 +21,7 @@ from sim2real.core.yaml_io import read_yaml
 from sim2real.params.space import ParamSpace
 from sim2real.sim.extra import ExtraTerms
 from sim2real.sim.targets import Handle, resolve_target
+from sim2real.sim.urdf import read_urdf
 
 SIDECAR_SUFFIX = ".sidecar.yaml"
 
@@ -136,16 +137,11 @@ def load_sim_model(path: str | Path, *, drive_joints: list[str] | None = None) -
     path = Path(path)
     if not path.is_file():
         raise InputError(path, None, "model file not found")
+    urdf = path.suffix.lower() == ".urdf"
     try:
-        spec = mujoco.MjSpec.from_file(str(path))
+        spec, notes = read_urdf(path) if urdf else (mujoco.MjSpec.from_file(str(path)), [])
     except Exception as err:  # mujoco raises ValueError with the compiler's message
         raise InputError(path, None, f"MuJoCo could not read the model: {err}") from None
-    notes = []
-    if path.suffix.lower() == ".urdf":
-        spec.option.integrator = mujoco.mjtIntegrator.mjINT_IMPLICITFAST
-        spec.compiler.fusestatic = False  # a link on a fixed joint keeps its name for targets
-        notes.append("URDF: integrator set to implicitfast")
-        notes += _ignored_transmissions(path)
     added = ensure_actuators(spec, drive_joints or [])
     if added:
         notes.append(f"added torque actuators for {', '.join(added)}")
@@ -158,39 +154,6 @@ def load_sim_model(path: str | Path, *, drive_joints: list[str] | None = None) -
     if sidecar.is_file():
         apply_sidecar(sim, sidecar)
     return sim
-
-
-def _ignored_transmissions(path: Path) -> list[str]:
-    """MuJoCo's URDF import drops ``<transmission>``: a mechanical reduction other than 1 is
-    said (a forgotten one fitted a sixth of the torque, 'converged')."""
-    import warnings
-    import xml.etree.ElementTree as ET
-
-    try:
-        root = ET.parse(path).getroot()
-    except ET.ParseError:
-        return []  # MuJoCo has read it: not ours to judge its XML further
-    notes = []
-    for t in root.iter("transmission"):
-        ratios = [(r.text or "1").strip() for r in t.iter("mechanicalReduction")]
-        ratio = next((r for r in ratios if not _is_one(r)), None)
-        if ratio is not None:
-            joints = ", ".join(j.get("name", "?") for j in t.iter("joint"))
-            note = (
-                f"transmission {t.get('name', '?')} of {joints}: mechanicalReduction {ratio} is "
-                "not applied (MuJoCo's URDF import drops transmissions): give the joint torque "
-                f"in the log, or the mapping's scale: {ratio}"
-            )
-            warnings.warn(f"{path}: {note}", stacklevel=3)
-            notes.append(note)
-    return notes
-
-
-def _is_one(text: str) -> bool:
-    try:
-        return float(text) == 1.0
-    except ValueError:  # not a number: said as written
-        return False
 
 
 def apply_sidecar(sim: SimModel, path: Path) -> None:
