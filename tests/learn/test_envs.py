@@ -235,6 +235,24 @@ def test_torque_limit_is_enforced():
     assert a.stepper.qvel[0, 0] > 0
 
 
+def test_a_weaker_motor_saturates_the_command_and_does_not_scale_it(tmp_path):
+    # the exported runner sends action * the nominal limit; a motor of 0.5 N m clips that at
+    # 0.5 and passes smaller commands unchanged (it scaled every command by 0.5 before)
+    weak = tmp_path / "weak.dr.yaml"
+    weak.write_text(
+        "terms:\n  - {name: weak, target: env.torque_limit_Nm, mode: startup,"
+        " distribution: uniform, range: [0.5, 0.5], operation: absolute}\n"
+    )
+    cfg = {"init_q_rad": 0.0, "init_qvel_rad_s": 0.0}
+    for action, same_as in ((0.3, 0.3), (1.0, 0.5)):
+        a = make_vec(ENV, 1, seed=0, dr=weak, config=cfg)
+        b = make_vec(ENV, 1, seed=0, dr=None, config=cfg)
+        a.reset(), b.reset()
+        a.step(np.array([[action]]))
+        b.step(np.array([[same_as]]))
+        assert np.array_equal(a.stepper.state, b.stepper.state), action
+
+
 def test_pd_actuator_in_the_loop_holds_its_equilibrium():
     # command = action * torque_limit = 0.5 rad; with friction and bias off the PD spring
     # K (0.5 - q) balances gravity m g cx sin q, K = kp * kp_fw(200)

@@ -4,8 +4,10 @@ configures (the :class:`~sim2real.learn.vec.VecEnv` protocol); it knows no robot
 Physics: the task's MuJoCo model (built-in, bundled with the task, or a fitted MJCF with its
 sidecar) stepped by :class:`~sim2real.sim.vecstep.VecStepper`, ``control_dt / timestep``
 substeps per action, one model copy per environment so every environment has its own
-parameters. Action in [-1, 1]; the command ``action * torque_limit`` goes through a delay line
-at substep resolution (the model's ``extra.delay_s`` plus ``extra_delay_s``), then straight to
+parameters. Action in [-1, 1]; the command ``action * torque_limit_Nm`` of the config (the
+exported runner's ``action_limit``), saturated at each environment's drawn ``torque_limit_Nm``
+(a weaker motor clips, it does not scale the policy), goes through a delay line at substep
+resolution (the model's ``extra.delay_s`` plus ``extra_delay_s``), then straight to
 the MuJoCo actuators (``ctrl``, the ``mujoco.rollout`` fast path) or through an actuator model
 (``actuator:`` config) into ``qfrc_applied``.
 
@@ -65,11 +67,8 @@ class ManagerVecEnv:
         self.timestep = float(m.opt.timestep)
         nsub = cfg.control_dt / self.timestep
         if abs(nsub - round(nsub)) > 1e-6 or round(nsub) < 1:
-            raise InputError(
-                "config",
-                "control_dt",
-                f"{cfg.control_dt} s is not a multiple of the model's timestep {self.timestep} s",
-            )
+            why = f"{cfg.control_dt} s is not a multiple of the model's timestep {self.timestep} s"
+            raise InputError("config", "control_dt", why)
         self.nsub, self.control_dt = round(nsub), cfg.control_dt
         self.max_episode_steps = round(cfg.episode_s / cfg.control_dt)
         self.hold_steps = round(cfg.success_hold_s / cfg.control_dt)
@@ -78,8 +77,7 @@ class ManagerVecEnv:
         index = [self.sim.joint_index(j) for j in task.joints]
         self.qadr = np.array([a for a, _ in index])
         self.dof = np.array([d for _, d in index])
-        goal_k = [task.joints.index(j) for j in task.goal]
-        self._goal_k = np.array(goal_k, dtype=int)
+        self._goal_k = np.array([task.joints.index(j) for j in task.goal], dtype=int)
         self._goal = np.array(list(task.goal.values()), dtype=float)
         hinges = task.hinges if task.hinges is not None else task.joints
         self._wraps = np.array([j in hinges for j in task.goal])
@@ -278,7 +276,8 @@ class ManagerVecEnv:
         if self.legged is not None:
             command = self.legged.targets(a)
         else:
-            command = a * self.values[:, self.col["torque_limit_Nm"], None]
+            limit = self.values[:, self.col["torque_limit_Nm"], None]
+            command = np.clip(a * self.action_limit, -limit, limit)
         qfrc = np.empty((n, nsub, self.stepper.nv))
         qfrc[:] = self.batch_extras.offset_Nm[:, None, :]
         if self.push_left.any():
