@@ -5,6 +5,7 @@ import json
 
 import numpy as np
 import pytest
+from PIL import Image
 from visp_bop import real_depth_m, visp_bop_scene
 
 from sim2real.core.errors import InputError
@@ -59,3 +60,23 @@ def test_several_objects_per_frame_need_an_obj_id(real_data, tmp_path):
     assert np.allclose(seq.gt[1][:3, 3], np.asarray(truth["cam_t_m2c"]) / 1000)
     one = load_scene_gt(visp_bop_scene(real_data, tmp_path / "one") / "scene_gt.json")
     assert sorted(one) == [0, 1]  # one object in every frame: no id needed
+
+
+def test_a_start_pose_and_frames_ten_times_apart_are_told(real_data, tmp_path):
+    # 0.1 mm frames with no unit anywhere read as millimetres: 10x too far, every frame lost
+    # and nothing said; the start pose shows it
+    from sim2real.core.mesh_io import load_mesh
+    from sim2real.tracking.run import start_depth_ratio
+    from sim2real.tracking.tracker import Tracker
+
+    folder = visp_bop_scene(real_data, tmp_path / "x10", 1, depth_factor=10)
+    png = folder / "depth" / "000000.png"
+    raw = np.array(Image.open(png)).astype(np.uint16)  # a finer unit's last digit
+    raw[raw > 0] += np.random.default_rng(0).integers(0, 10, int((raw > 0).sum())).astype(np.uint16)
+    Image.fromarray(raw).save(png)
+    tenfold = load_sequence(folder)
+    mesh = load_mesh(real_data / "rgbd-visp-rbt" / "models" / "cube.obj", unit="m")
+    tracker = Tracker(mesh, tenfold.camera)
+    T = tenfold.gt[tenfold.frame_ids[0]]
+    assert start_depth_ratio(tracker, tenfold.read(0), T) == pytest.approx(10, rel=0.05)
+    assert start_depth_ratio(tracker, real_depth_m(real_data), T) == pytest.approx(1, abs=0.05)

@@ -57,10 +57,44 @@ def track_sequence(
                 PoseRecord(frame=int(frame_id), status="lost", score=0.0, T_cam_part=tracker.T)
             )
             continue
+        if i == 0 and init is not None:
+            _warn_depth_unit(tracker, depth, init, frame_id)
         records.append(tracker.update(depth, color).record(int(frame_id)))
         if progress is not None:
             progress(i)
     return TrackRun(records, tracker)
+
+
+UNIT_RATIO = 4.0
+"""Measured depth over the start pose's around the part beyond which (or below 1 / it) the frames'
+unit, not the scene, is the likelier cause: mm read as 0.1 mm is 10x, TUM's x5 read as mm is 5x."""
+
+
+def start_depth_ratio(tracker: Tracker, depth: np.ndarray, T: np.ndarray) -> float | None:
+    """Median measured over predicted depth on the part's points seen at the start pose ``T``
+    (None: fewer than 20 with a return)."""
+    views = tracker.views
+    p = views.points[views.nearest(T)] @ T[:3, :3].T + T[:3, 3]
+    cam = tracker.camera
+    u = np.rint(cam.fx * p[:, 0] / p[:, 2] + cam.cx).astype(int)
+    v = np.rint(cam.fy * p[:, 1] / p[:, 2] + cam.cy).astype(int)
+    inside = (p[:, 2] > 0) & (u >= 0) & (u < cam.width) & (v >= 0) & (v < cam.height)
+    z = depth[v[inside], u[inside]]
+    has = z > 0
+    return float(np.median(z[has] / p[inside, 2][has])) if has.sum() >= 20 else None
+
+
+def _warn_depth_unit(tracker: Tracker, depth: np.ndarray, T: np.ndarray, frame_id: int) -> None:
+    """Warn when the first frame's returns where the part should be lie ``UNIT_RATIO`` times
+    farther or nearer than the given start pose says (a depth unit off by 10 loses every frame
+    with no other word)."""
+    ratio = start_depth_ratio(tracker, depth, T)
+    if ratio is not None and not 1 / UNIT_RATIO <= ratio <= UNIT_RATIO:
+        warnings.warn(
+            f"frame {frame_id}: the depth where --init puts the part is {ratio:.3g}x the pose's "
+            "distance: is the frames' unit right (a BOP depth_scale, --encoding)?",
+            stacklevel=3,
+        )
 
 
 @dataclass
