@@ -16,13 +16,13 @@ from sim2real.core.pose import make_pose, rpy_deg_to_matrix
 from sim2real.tracking.icp import (
     _skew_update,
     align,
-    align_nearest,
     depth_equations,
     evaluate,
     largest_move,
     outline_edges,
     step_is_safe,
 )
+from sim2real.tracking.nearest_icp import align_nearest
 
 CAM = CameraIntrinsics(fx=150, fy=150, cx=79.5, cy=59.5, width=160, height=120)
 HALF_M = 0.03

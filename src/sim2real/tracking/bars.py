@@ -11,11 +11,13 @@ from sim2real.tracking.icp import Alignment
 def tracking_failures(a: Alignment, cfg: TrackerConfig) -> list[str]:
     """The bars a followed pose misses, by name (empty: still the part's): the score, the
     outline as a depth edge where the depth image has an opinion (colour checks the outline
-    otherwise), and the evidence pinning the pose (``max_pose_spread``)."""
+    otherwise), and the evidence pinning the pose (``max_pose_spread`` with colour,
+    ``min_depth_share`` with depth alone)."""
     passed = {
         "score": a.score >= cfg.track_score,
         "outline": a.outline >= cfg.track_outline or not a.depth_has_opinion,
         "pose_spread": a.spread <= cfg.max_pose_spread,
+        "depth_share": a.depth_share >= cfg.min_depth_share,
     }
     return [name for name, ok in passed.items() if not ok]
 
@@ -33,6 +35,7 @@ def recovery_failures(a: Alignment, cfg: TrackerConfig, in_image: bool = True) -
         "support": a.support >= cfg.recover_support,
         "in_image": not in_image or a.in_image >= cfg.recover_in_image,
         "pose_spread": a.spread <= cfg.max_pose_spread,
+        "depth_share": a.depth_share >= cfg.min_depth_share,
     }
     return [name for name, ok in passed.items() if not ok]
 

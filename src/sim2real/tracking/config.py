@@ -110,6 +110,15 @@ class TrackerConfig(StrictModel):
         "step's information): a dark part with half its outline hidden slides along a valley "
         "that both modalities agree with, and such a pose is not vouched for",
     )
+    min_depth_share: float = Field(
+        0.15,
+        ge=0,
+        le=1,
+        description="with depth alone, a pose is tracking only while the frame pins it, in every "
+        "direction, by at least this share of what the part's view could (agreeing surface "
+        "returns and outline edges): a plate slid along itself agrees in depth, and only the "
+        "outline it lost could tell",
+    )
     depth_sigma_m: float = Field(
         0.001,
         gt=0,

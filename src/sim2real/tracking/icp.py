@@ -53,6 +53,9 @@ class Alignment:
     """With colour: how far the evidence lets the model's points slide (RMS standard deviation,
     ``fused_align.pose_spread_m``) as a share of the part's diameter; 0 when not measured
     (depth alone)."""
+    depth_share: float = 1.0
+    """Depth alone: the least share, in any direction, of what the view could pin that the frame
+    does (``depth_spread.weakest_share``); 1 when not measured (with colour)."""
     facing: int = 0
     """Model points facing the camera, in the image or not: ``visible / facing`` is the share of
     the part's seen side that lies inside the image."""
@@ -86,6 +89,7 @@ class Alignment:
             "depth_rms_m": self.rms_m,
             "color_score": self.color_score,
             "pose_spread": self.spread,
+            "depth_share": self.depth_share,
         }
 
     @property
@@ -358,42 +362,3 @@ def outline_edges(
     if use.sum() < 8:  # hidden by occluders: no objection
         return (1.0 if in_view >= 8 else 0.0), share_returns, clear
     return float(edge[use].mean()), share_returns, clear
-
-
-def align_nearest(
-    scene_points: np.ndarray,
-    points: np.ndarray,
-    normals: np.ndarray,
-    T_init: np.ndarray,
-    gate_m: float,
-    iterations: int = 15,
-) -> np.ndarray:
-    """Point-to-plane ICP of the model against ``scene_points`` ((N, 3) camera frame, a crop
-    around the part) with nearest-neighbour correspondences: a wider capture range than the
-    projective pairing, for fast motion. Returns the refined T_cam_part."""
-    from scipy.spatial import cKDTree
-
-    if len(scene_points) < MIN_CORRESPONDENCES:
-        return T_init
-    tree = cKDTree(scene_points)
-    T = T_init.copy()
-    for _ in range(iterations):
-        p = points @ T[:3, :3].T + T[:3, 3]
-        n = normals @ T[:3, :3].T
-        facing = np.einsum("ij,ij->i", n, p) < 0
-        dist, idx = tree.query(p[facing], distance_upper_bound=gate_m)
-        ok = np.isfinite(dist)
-        if ok.sum() < max(MIN_CORRESPONDENCES, MIN_CORRESPONDENCE_SHARE * len(points)):
-            break
-        pn, nn, qn = p[facing][ok], n[facing][ok], scene_points[idx[ok]]
-        r = np.einsum("ij,ij->i", nn, qn - pn)
-        c = gate_m / 2
-        w = np.where(np.abs(r) < c, (1 - (r / c) ** 2) ** 2, 0.0)
-        J = np.concatenate([_cross(pn, nn), nn], axis=1)
-        x = np.linalg.solve((J * w[:, None]).T @ J + 1e-9 * np.eye(6), (J * w[:, None]).T @ r)
-        if np.linalg.norm(x[:3]) > MAX_STEP_RAD:
-            break
-        T = _skew_update(x) @ T
-        if np.linalg.norm(x) < CONVERGED:
-            break
-    return T

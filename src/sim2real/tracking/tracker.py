@@ -26,8 +26,10 @@ from sim2real.models.viewpoints import ViewpointModel
 from sim2real.tracking.background import StaticBackground
 from sim2real.tracking.bars import recovery_failures, tracking_failures, trusted_recovery
 from sim2real.tracking.config import TrackerConfig
+from sim2real.tracking.depth_spread import depth_share
 from sim2real.tracking.fused_align import FusedSettings, fused_align, pose_spread_m
-from sim2real.tracking.icp import Alignment, align, align_nearest, evaluate, outline_edges
+from sim2real.tracking.icp import Alignment, align, evaluate, outline_edges
+from sim2real.tracking.nearest_icp import align_nearest_around
 from sim2real.tracking.proposals import Proposer, best_proposal, proposal_centres
 from sim2real.tracking.region import RegionModality
 from sim2real.tracking.relocalize import LostSearch
@@ -116,8 +118,7 @@ class Tracker:
         return None if self.views.weights is None else self.views.weights[k]
 
     def _edges(self, k: int) -> np.ndarray | None:
-        e = self.views.edge_distance_m
-        return None if e is None else e[k]
+        return None if self.views.edge_distance_m is None else self.views.edge_distance_m[k]
 
     def _evaluate(
         self,
@@ -177,6 +178,10 @@ class Tracker:
             a.color_score = self.color_score(depth, T)
             points = self.views.points[k] @ T[:3, :3].T + T[:3, 3]
             a.spread = pose_spread_m(information, points) / self.views.diameter_m
+        else:
+            a.depth_share = depth_share(
+                depth, self.camera, self.views, k, T, self.part.symmetry, self.config, occluder_m
+            )
         return a
 
     def _depth_align(
@@ -344,10 +349,9 @@ class Tracker:
         self, depth: np.ndarray, guess: np.ndarray, occluder_m: float | None = None
     ) -> list[np.ndarray]:
         """Starts for a pose the prediction missed: projective ICP captures a sideways error of
-        only a few millimetres (it pairs along rays), so score a grid of shifts across the line of
-        sight, up to the distance moved since the last frame (at least 2 cm; 5 cm, on a finer
-        grid, when the motion is unknown: just re-found), and start from the best few; then from nearest-neighbour ICP, whose capture is wider but biased by the
-        surfaces around the part."""
+        millimetres, so the best few of a grid of shifts across the line of sight, up to the
+        distance moved since the last frame (at least 2 cm; 5 cm on a finer grid when just
+        re-found), then nearest-neighbour ICP's (``nearest_icp``)."""
         known = self.status == "tracking"  # the motion is known only while tracking
         step = max(0.02, float(np.linalg.norm(self.velocity[:3, 3]))) if known else 0.05
         n = 5 if known else 9
@@ -365,14 +369,7 @@ class Tracker:
         return [T for _, T in scored[:LATERAL_STARTS]] + [self._align_nearest(depth, guess)]
 
     def _align_nearest(self, depth: np.ndarray, T_guess: np.ndarray) -> np.ndarray:
-        """Nearest-neighbour ICP on the frame's points within one diameter of the guess."""
-        pts = self.camera.backproject(depth)
-        near = np.linalg.norm(pts - T_guess[:3, 3], axis=1) < self.views.diameter_m
-        pts = pts[near]
-        if len(pts) > 20_000:
-            pts = pts[:: len(pts) // 20_000 + 1]
-        k = self.views.nearest(T_guess)
-        return align_nearest(pts, self.views.points[k], self.views.normals[k], T_guess, 0.05)
+        return align_nearest_around(depth, self.camera, self.views, T_guess)
 
     def _relocalize(self, depth: np.ndarray) -> Alignment | None:
         around = None
