@@ -20,7 +20,7 @@ from sim2real.core.camera import CameraIntrinsics
 from sim2real.models.symmetry import Symmetry
 from sim2real.models.viewpoints import ViewpointModel
 from sim2real.tracking.config import TrackerConfig
-from sim2real.tracking.icp import _correspond, _cross
+from sim2real.tracking.icp import _correspond, _cross, edge_gap_m
 
 OUTLINE_SIGMA_PX = 4.0
 """Standard deviation of an outline position that the depth image confirms [px]: it is looked
@@ -111,7 +111,7 @@ def depth_information(
     step_m = OUTLINE_SIGMA_PX * z / camera.fx
     # inside, twice as far: real depth edges erode and fatten by a few pixels
     in_m = 2 * step_m if inside_m is None else np.minimum(2 * step_m, 0.5 * inside_m)
-    gap = np.maximum(0.01, 0.02 * z)  # what counts as farther: as ``icp.outline_edges``
+    gap = edge_gap_m(z)
     out_ok, z_out, _ = _correspond(depth, camera, c + o * step_m[:, None])
     in_ok, z_in, _ = _correspond(depth, camera, c - o * in_m[:, None])
     hidden = ((z_out > 0) & (z_out < z - occluder_m)) | ((z_in > 0) & (z_in < z - occluder_m))

@@ -327,6 +327,12 @@ def _beside_occluder(
     return out
 
 
+def edge_gap_m(z: np.ndarray) -> np.ndarray:
+    """How much farther than an outline point at depth ``z`` a return must be to make it an
+    edge (1 cm, 2 % beyond 0.5 m: the noise grows with depth)."""
+    return np.maximum(0.01, 0.02 * z)
+
+
 def outline_edges(
     depth: np.ndarray,
     camera: CameraIntrinsics,
@@ -355,7 +361,7 @@ def outline_edges(
     use = ok & inside & ~((zm > 0) & (zm < z - occluder_m))
     in_view = int((ok & inside).sum())
     clear = float(use.sum()) / in_view if in_view else 0.0
-    edge = (zm == 0) | (zm > z + np.maximum(0.01, 0.02 * z))
+    edge = (zm == 0) | (zm > z + edge_gap_m(z))
     returns = use & (zm > 0)
     # too few returns beside the outline to object
     share_returns = float(edge[returns].mean()) if returns.sum() >= 8 else 1.0
