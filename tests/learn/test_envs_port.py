@@ -1,6 +1,7 @@
 """The swing-up environments on the task machinery step as the code before the port did: the
 same observations, rewards and physics states on the same parameters, start states and
-actions (tests/learn/swingup_reference.py says how the reference was recorded)."""
+actions (tests/learn/swingup_reference.py says how the reference was recorded, and why it was
+recorded again when the torque limit became a saturation)."""
 
 from __future__ import annotations
 
