@@ -27,7 +27,9 @@ def recovery_failures(a: Alignment, cfg: TrackerConfig, in_image: bool = True) -
     ``in_image=False``: all but the share of the part inside the image). The outline must be an
     edge both counting and not counting the missing returns beside it, and the evidence must
     pin the pose. Beside an occluder the outline is unconfirmed here, not skipped: a wrong
-    pose tucked behind a nearer surface hides there the outline that would refute it."""
+    pose tucked behind a nearer surface hides there the outline that would refute it. A flat
+    view, depth alone, must stand clear of its surroundings along most of its outline
+    (``recover_flat_outline``): a plate is any plate-shaped patch of a table to depth."""
     passed = {
         "score": a.score >= cfg.recover_score,
         "outline": a.outline * a.outline_clear >= cfg.recover_outline,
@@ -36,6 +38,7 @@ def recovery_failures(a: Alignment, cfg: TrackerConfig, in_image: bool = True) -
         "in_image": not in_image or a.in_image >= cfg.recover_in_image,
         "pose_spread": a.spread <= cfg.max_pose_spread,
         "depth_share": a.depth_share >= cfg.min_depth_share,
+        "flat_outline": a.flat_outline >= cfg.recover_flat_outline,
     }
     return [name for name, ok in passed.items() if not ok]
 

@@ -119,6 +119,15 @@ class TrackerConfig(StrictModel):
         "returns and outline edges): a plate slid along itself agrees in depth, and only the "
         "outline it lost could tell",
     )
+    recover_flat_outline: float = Field(
+        0.75,
+        ge=0,
+        le=1,
+        description="with depth alone, a flat view's pose found again needs this share of its "
+        "outline to be an edge on both sides: a plate matched onto a table's corner has two "
+        "sides on the table's edges and two on the table itself (27-60 %); a plate held clear "
+        "of things, 100 %",
+    )
     depth_sigma_m: float = Field(
         0.001,
         gt=0,

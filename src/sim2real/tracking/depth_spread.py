@@ -13,6 +13,7 @@ few pixels, a part resting on a table) would only add doubt, and the share is no
 from __future__ import annotations
 
 import weakref
+from typing import NamedTuple
 
 import numpy as np
 
@@ -34,6 +35,12 @@ FLAT_SHARE = 0.05
 surface's centre scaled by the part's radius) is one it leaves to the outline."""
 
 
+class DepthEvidence(NamedTuple):
+    measured: np.ndarray
+    expected: np.ndarray
+    outline: float
+
+
 def depth_share(
     depth: np.ndarray,
     camera: CameraIntrinsics,
@@ -43,15 +50,16 @@ def depth_share(
     symmetry: Symmetry,
     config: TrackerConfig,
     occluder_m: float = 0.05,
-) -> float:
+) -> tuple[float, float]:
     """``weakest_share`` of the pose ``T`` on view ``k`` (``depth_information`` with the
     tracker's inlier gate and depth sigma) where its seen surface pins at most 3 degrees of
-    freedom (``surface_pins``), else 1."""
+    freedom (``surface_pins``), else 1; and the share of its outline that is an edge on both
+    sides (1 where not judged)."""
     if surface_pins(views, k) > 3:
-        return 1.0
+        return 1.0, 1.0
     args = (config.inlier_m, config.depth_sigma_m, occluder_m)
-    measured, expected = depth_information(depth, camera, views, k, T, *args)
-    return weakest_share(measured, expected, symmetry_twists(symmetry, T))
+    e = depth_information(depth, camera, views, k, T, *args)
+    return weakest_share(e.measured, e.expected, symmetry_twists(symmetry, T)), e.outline
 
 
 def _seen_surface(views: ViewpointModel, k: int, T: np.ndarray):
@@ -88,15 +96,15 @@ def depth_information(
     inlier_m: float,
     depth_sigma_m: float,
     occluder_m: float = 0.05,
-) -> tuple[np.ndarray, np.ndarray]:
-    """(measured, expected): (6, 6) information of the twist T <- exp(x) T (rad, m) that one
+) -> DepthEvidence:
+    """(measured, expected, outline): (6, 6) information of the twist T <- exp(x) T (rad, m) that one
     depth frame gives, and what the view could give where nothing hides it. Measured: agreeing
     returns on view ``k``'s surface points (standard deviation ``depth_sigma_m``) and its outline
     points that are an edge on both sides (standard deviation ``OUTLINE_SIGMA_PX``; a thin
     feature's inside is looked at nearer). Expected: every surface point facing the camera in
     the image (weighted by its chance of a return: a dark region is not expected to pin
     anything), every outline point in the image, but those an occluder (``occluder_m`` in front)
-    hides."""
+    hides. Outline: the share of those outline points that are an edge on both sides."""
     R, t = T[:3, :3], T[:3, 3]
     p, n, face = _seen_surface(views, k, T)
     weights = None if views.weights is None else views.weights[k]
@@ -118,13 +126,14 @@ def depth_information(
     # outside, something farther or nothing: an outline the frame can confirm (beside a surface
     # the part rests on, or in a sensor's blur, it cannot); confirmed unless inside the frame
     # sees through the part (nothing, or farther)
-    judged = (c[:, 2] > 1e-6) & out_ok & in_ok & ~hidden & ((z_out == 0) | (z_out > z + gap))
+    in_view = (c[:, 2] > 1e-6) & out_ok & in_ok & ~hidden
+    judged = in_view & ((z_out == 0) | (z_out > z + gap))
     edge = judged & (z_in > 0) & (z_in < z + gap)
     Jo = np.concatenate([_cross(c, o), o], axis=1) / step_m[:, None]
     measured = J[agree].T @ J[agree] + Jo[edge].T @ Jo[edge]
     Je = J[seen] if weights is None else J[seen] * np.sqrt(weights[seen])[:, None]
     expected = Je.T @ Je + Jo[judged].T @ Jo[judged]
-    return measured, expected
+    return DepthEvidence(measured, expected, float(edge.sum()) / max(int(in_view.sum()), 1))
 
 
 def weakest_share(measured: np.ndarray, expected: np.ndarray, twists: np.ndarray) -> float:

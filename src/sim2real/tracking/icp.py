@@ -56,6 +56,9 @@ class Alignment:
     depth_share: float = 1.0
     """Depth alone: the least share, in any direction, of what the view could pin that the frame
     does (``depth_spread.weakest_share``); 1 when not measured (with colour)."""
+    flat_outline: float = 1.0
+    """Depth alone, a flat view: the share of the outline that is an edge on both sides (the
+    part inside, farther or nothing outside); 1 when not judged."""
     facing: int = 0
     """Model points facing the camera, in the image or not: ``visible / facing`` is the share of
     the part's seen side that lies inside the image."""

@@ -179,7 +179,7 @@ class Tracker:
             points = self.views.points[k] @ T[:3, :3].T + T[:3, 3]
             a.spread = pose_spread_m(information, points) / self.views.diameter_m
         else:
-            a.depth_share = depth_share(
+            a.depth_share, a.flat_outline = depth_share(
                 depth, self.camera, self.views, k, T, self.part.symmetry, self.config, occluder_m
             )
         return a
