@@ -284,3 +284,13 @@ def test_a_bop_frame_in_a_finer_unit_points_to_depth_scale_not_to_tum(real_data,
     (scene / "scene_camera.json").unlink()  # not BOP: TUM's values, TUM's hint
     with pytest.raises(InputError, match="--encoding tum"):
         read_depth(scene / "depth" / "000000.png")
+
+
+def test_an_integer_tiff_takes_the_unit_of_its_sidecar(tmp_path):
+    # an Orbbec-style 0.1 mm TIFF with {"depth_scale": 0.0001} beside it was read as
+    # millimetres (10x too far, calibrated silently); PNGs took their sidecar already
+    import tifffile
+
+    tifffile.imwrite(tmp_path / "f.tiff", np.full((4, 4), 8000, np.uint16))
+    (tmp_path / "f.json").write_text('{"depth_scale": 0.0001}')
+    assert np.allclose(read_depth(tmp_path / "f.tiff"), 0.8)

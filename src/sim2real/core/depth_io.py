@@ -7,7 +7,8 @@ Encodings ``read_depth`` understands (``encoding="auto"`` picks by suffix: ``.pn
   sidecar ``<stem>.json`` that ``write_depth`` leaves beside it, else 0.001 (millimetres);
   guessed from the suffix and read as millimetres, an image whose values say TUM or SUN (below)
   is refused;
-- ``tiff``: uint16 x ``depth_scale`` (PCL's grabber frames: mm), or float32 already in metres;
+- ``tiff``: uint16 x ``depth_scale`` (the argument, else a ``<stem>.json`` sidecar as for png,
+  else mm: PCL's grabber frames), or float32 already in metres;
 - ``tum``: TUM RGB-D PNG, depth = value / 5000 m;
 - ``sun``: SUN RGB-D / SUN3D PNG: uint16 with the bits rotated right by 3,
   ``(v >> 3) | (v << 13)`` (16-bit), then millimetres (SUN3D toolbox ``depthRead.m``;
@@ -156,7 +157,7 @@ def _units_to_metres(
         if guessed and encoding == "png" and mm_by_default:  # a camera file's default unit
             _refuse_other_png_formats(path, raw)
     else:
-        sidecar = _read_sidecar_scale(path) if encoding == "png" else None
+        sidecar = _read_sidecar_scale(path) if encoding in ("png", "tiff") else None
         if sidecar is None and guessed:
             _refuse_other_png_formats(path, raw)
         scale = sidecar or DEFAULT_DEPTH_SCALE
@@ -212,9 +213,10 @@ def _refuse_other_png_formats(path: Path, raw: np.ndarray) -> None:
                 path,
                 "encoding",
                 f"{100 * multiples:.0f} % of the depth values are multiples of {step}: {what} "
-                "format, not millimetres? "
-                f"pass --encoding {encoding}, or --encoding png (or a {sidecar_path(path).name} "
-                'with {"depth_scale": ...}) to read it as is',
+                "format, not millimetres, or a finer unit (0.1 mm: x10)? "
+                f"pass --encoding {encoding}, or its unit (--depth-scale, or a "
+                f'{sidecar_path(path).name} with {{"depth_scale": ...}}), or --encoding png to '
+                "read it as millimetres",
             )
 
 
