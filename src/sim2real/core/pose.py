@@ -195,6 +195,23 @@ def parse_pose(
     return check_metres(pose_from_values(values, rpy_deg=rpy_deg, field=field), None, field)
 
 
+def bop_pose(entry: dict, path: Path, where: str = "") -> np.ndarray:
+    """(4, 4) metres from a BOP ``cam_R_m2c`` / ``cam_t_m2c`` entry (millimetres); ``where``
+    prefixes the field names in errors (``"12."``: frame 12's entry)."""
+    try:
+        R = np.asarray(entry["cam_R_m2c"], dtype=np.float64)
+        t = np.asarray(entry["cam_t_m2c"], dtype=np.float64)
+    except KeyError as exc:
+        raise InputError(path, f"{where}{exc.args[0]}", "missing field") from exc
+    except (TypeError, ValueError) as exc:
+        raise InputError(path, f"{where}cam_R_m2c", f"not numeric ({exc})") from exc
+    if R.size != 9:
+        raise InputError(path, f"{where}cam_R_m2c", f"expected 9 numbers, got {R.size}")
+    if t.size != 3:
+        raise InputError(path, f"{where}cam_t_m2c", f"expected 3 numbers, got {t.size}")
+    return check_rigid(make_pose(R.reshape(3, 3), t.reshape(3) / 1000.0), path, f"{where}cam_R_m2c")
+
+
 def _bop_entry(data: object, path: Path, obj_id: int | None) -> dict | None:
     """The BOP ``cam_R_m2c``/``cam_t_m2c`` entry in a list of them (one per object) or in a
     ``scene_gt.json`` (its first frame), picked by ``obj_id`` where several objects are listed;
@@ -223,9 +240,7 @@ def _pose_from_json(data: object, path: Path, rpy_deg: bool, obj_id: int | None)
     data = _bop_entry(data, path, obj_id) or data
     if isinstance(data, dict):
         if "cam_R_m2c" in data and "cam_t_m2c" in data:  # BOP scene_gt entry, millimetres
-            R = np.asarray(data["cam_R_m2c"], dtype=np.float64).reshape(3, 3)
-            t = np.asarray(data["cam_t_m2c"], dtype=np.float64).reshape(3) / 1000.0
-            return check_rigid(make_pose(R, t), path, "cam_R_m2c")
+            return bop_pose(data, path)
         for key in ("T", "matrix", "pose", "T_cam_part"):
             if key in data:
                 return pose_from_values(

@@ -14,7 +14,7 @@ import numpy as np
 
 from sim2real.core.errors import InputError
 from sim2real.core.json_io import read_json
-from sim2real.core.pose import check_rigid, make_pose
+from sim2real.core.pose import bop_pose
 from sim2real.tracking.frame_numbers import ranges
 
 K_TOLERANCE_PX = 0.5
@@ -44,7 +44,7 @@ def load_scene_gt(path: str | Path, obj_id: int | None = None) -> dict[int, np.n
         if not chosen:
             without.append(frame)
             continue
-        gt[frame] = _bop_pose(chosen[0], path, key)
+        gt[frame] = bop_pose(chosen[0], path, f"{key}.")
     if obj_id is None:
         _check_one_object(data, path)
     if without:
@@ -65,21 +65,6 @@ def _check_one_object(data: dict, path: Path) -> None:
         most = max(len(f) for f in per_frame)
         what = f"{most} objects per frame" if most > 1 else "frames of different objects"
         raise InputError(path, "obj_id", f"{what} (ids {listed}): pass --obj-id")
-
-
-def _bop_pose(entry: dict, path: Path, key: str) -> np.ndarray:
-    try:
-        R = np.asarray(entry["cam_R_m2c"], dtype=np.float64)
-        t = np.asarray(entry["cam_t_m2c"], dtype=np.float64)
-    except KeyError as exc:
-        raise InputError(path, f"{key}.{exc.args[0]}", "missing field") from exc
-    except (TypeError, ValueError) as exc:
-        raise InputError(path, f"{key}.cam_R_m2c", f"not numeric ({exc})") from exc
-    if R.size != 9:
-        raise InputError(path, f"{key}.cam_R_m2c", f"expected 9 numbers, got {R.size}")
-    if t.size != 3:
-        raise InputError(path, f"{key}.cam_t_m2c", f"expected 3 numbers, got {t.size}")
-    return check_rigid(make_pose(R.reshape(3, 3), t.reshape(3) / 1000.0), path, f"{key}.cam_R_m2c")
 
 
 def bop_scales(path: Path) -> dict[int, float]:

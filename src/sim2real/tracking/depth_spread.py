@@ -21,7 +21,7 @@ from sim2real.core.camera import CameraIntrinsics
 from sim2real.models.symmetry import Symmetry
 from sim2real.models.viewpoints import ViewpointModel
 from sim2real.tracking.config import TrackerConfig
-from sim2real.tracking.icp import _correspond, _cross, edge_gap_m
+from sim2real.tracking.icp import _correspond, _cross, edge_gap_m, inlier_tolerance_m
 
 OUTLINE_SIGMA_PX = 4.0
 """Standard deviation of an outline position that the depth image confirms [px]: it is looked
@@ -29,10 +29,10 @@ at this many pixels either side, so it is known no better."""
 
 MIN_INCIDENCE_COS = 0.3
 """Surfaces seen more obliquely than about 73 deg pin nothing (sensors seldom return there)."""
-_PINS: dict[int, np.ndarray] = {}  # id of a viewpoint model -> its views' pins, while it lives
 FLAT_SHARE = 0.05
 """A direction the seen surface pins by less than this share of its best (rotations about the
 surface's centre scaled by the part's radius) is one it leaves to the outline."""
+_PINS: dict[int, np.ndarray] = {}  # id of a viewpoint model -> its views' pins, while it lives
 
 
 class DepthEvidence(NamedTuple):
@@ -112,7 +112,7 @@ def depth_information(
     inside, zm, _ = _correspond(depth, camera, p)
     # a face seen edge-on returns little and pairs with what lies beyond it: the outline says it
     seen = inside & face & ~((zm > 0) & (zm < p[:, 2] - occluder_m))
-    agree = seen & (zm > 0) & (np.abs(zm - p[:, 2]) < np.maximum(inlier_m, 0.01 * p[:, 2]))
+    agree = seen & (zm > 0) & (np.abs(zm - p[:, 2]) < inlier_tolerance_m(inlier_m, p[:, 2]))
     J = np.concatenate([_cross(p, n), n], axis=1) / depth_sigma_m
     c, o = views.contour_points[k] @ R.T + t, views.contour_outward[k] @ R.T
     z = np.maximum(c[:, 2], 1e-6)

@@ -253,6 +253,12 @@ def align(
     )  # fmt: skip
 
 
+def inlier_tolerance_m(inlier_m: float, z: np.ndarray) -> np.ndarray:
+    """How far a return may lie from the model's point at depth ``z`` to agree with it:
+    ``inlier_m``, or 1 % of the depth beyond (the noise grows with depth)."""
+    return np.maximum(inlier_m, 0.01 * z)
+
+
 def evaluate(
     depth: np.ndarray,
     camera: CameraIntrinsics,
@@ -278,8 +284,7 @@ def evaluate(
     visible = inside & facing
     has = visible & (zm > 0)
     dz = zm - p[:, 2]
-    tol = np.maximum(inlier_m, 0.01 * p[:, 2])  # noise grows with depth
-    inl = has & (np.abs(dz) < tol)
+    inl = has & (np.abs(dz) < inlier_tolerance_m(inlier_m, p[:, 2]))
     # in front by little: the model sits inside a surface the camera sees, which no
     # occluder explains (an occluder stands clear of the part): that contradicts the pose too
     front = has & (dz <= -occluder_m)

@@ -17,6 +17,7 @@ from sim2real.models.symmetry import Symmetry
 from sim2real.models.symmetry_detect import symmetry_of
 from sim2real.tracking.config import TrackerConfig
 from sim2real.tracking.evaluation import TrackEvaluation, evaluate_track
+from sim2real.tracking.icp import _correspond
 from sim2real.tracking.proposals import Proposer
 from sim2real.tracking.tracker import Tracker
 
@@ -75,13 +76,9 @@ def start_depth_ratio(tracker: Tracker, depth: np.ndarray, T: np.ndarray) -> flo
     (None: fewer than 20 with a return)."""
     views = tracker.views
     p = views.points[views.nearest(T)] @ T[:3, :3].T + T[:3, 3]
-    cam = tracker.camera
-    u = np.rint(cam.fx * p[:, 0] / p[:, 2] + cam.cx).astype(int)
-    v = np.rint(cam.fy * p[:, 1] / p[:, 2] + cam.cy).astype(int)
-    inside = (p[:, 2] > 0) & (u >= 0) & (u < cam.width) & (v >= 0) & (v < cam.height)
-    z = depth[v[inside], u[inside]]
-    has = z > 0
-    return float(np.median(z[has] / p[inside, 2][has])) if has.sum() >= 20 else None
+    inside, zm, _ = _correspond(depth, tracker.camera, p)
+    has = inside & (zm > 0)
+    return float(np.median(zm[has] / p[has, 2])) if has.sum() >= 20 else None
 
 
 def _warn_depth_unit(tracker: Tracker, depth: np.ndarray, T: np.ndarray, frame_id: int) -> None:
