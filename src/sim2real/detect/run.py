@@ -83,23 +83,34 @@ def detect_sequence(detector: Detector, frames: Iterable[tuple]) -> DetectRun:
 def sequence_frames(sequence, source):
     """(frame id, rgb, depth, K, T_cam_part or None) of each frame of a tracking ``Sequence``,
     in the colour camera: depth not registered to the colour (another camera,
-    ``--color-camera`` / ``--extrinsic``) is moved into it first (``depth_in_camera``)."""
+    ``--color-camera`` / ``--extrinsic``) is moved into it first (``depth_in_camera``). Each
+    frame through its own camera (``frame_camera``): a BOP folder's frames may each have their
+    own cam_K (``detect dataset`` jitters it), and frame 0's would move the others' positions
+    and poses sideways, silently."""
     from sim2real.core.depth_register import depth_in_camera
     from sim2real.core.pose import invert_pose
 
     if not sequence.has_color:
         where = source if isinstance(source, str | Path) else Path(source[0])
         raise InputError(where, "rgb", "the detector needs colour frames (rgb/ or --color)")
-    color_camera = sequence.color_camera or sequence.camera
     T_color_depth = (
         np.eye(4) if sequence.T_depth_color is None else invert_pose(sequence.T_depth_color)
     )
     gt = sequence.gt or {}
     for i, frame in enumerate(sequence.frame_ids):
-        depth = depth_in_camera(sequence.read(i), sequence.camera, color_camera, T_color_depth)
+        camera = frame_camera(sequence, i)
+        color_camera = sequence.color_camera or camera  # None: colour registered to depth
+        depth = depth_in_camera(sequence.read(i), camera, color_camera, T_color_depth)
         T = gt.get(frame)
         yield (frame, sequence.read_color(i), depth, color_camera.K,
                None if T is None else T_color_depth @ T)  # fmt: skip
+
+
+def frame_camera(sequence, i: int):
+    """The depth camera of a sequence's ``i``-th frame: ``Sequence.frame_camera``, or the one
+    camera of a RealSense recording (``RealSenseRecording``, which has no per-frame ones)."""
+    per_frame = getattr(sequence, "frame_camera", None)
+    return sequence.camera if per_frame is None else per_frame(i)
 
 
 def color_images(color: list[Path]) -> tuple[list[int], list[Path]]:

@@ -92,14 +92,15 @@ def bop_scales(path: Path) -> dict[int, float]:
     return scales
 
 
-def check_one_camera(path: Path, ids: list[int]) -> None:
-    """The frames ``ids`` of a scene_camera.json share one ``cam_K`` (within
-    ``K_TOLERANCE_PX``): the tracker projects every frame through one camera, so a frame taken
-    with another (a crop, a zoom) would be tracked through the wrong one, silently."""
+def bop_intrinsics(path: Path, ids: list[int]) -> dict[int, np.ndarray]:
+    """frame id -> (3, 3) ``cam_K`` of each of the frames ``ids`` a scene_camera.json lists with
+    one, in the order of ``ids`` (frames without one left out: ``load_camera`` says what is
+    wrong with a file that is not BOP's). Read once for all frames: a BOP scene holds
+    thousands."""
     data = read_json(path)
     if not isinstance(data, dict):
-        return  # load_camera says what is wrong with the file
-    first: tuple[int, np.ndarray] | None = None
+        return {}
+    out: dict[int, np.ndarray] = {}
     for frame in ids:
         entry = data.get(str(frame))
         if not isinstance(entry, dict) or "cam_K" not in entry:
@@ -110,14 +111,22 @@ def check_one_camera(path: Path, ids: list[int]) -> None:
             raise InputError(path, f"{frame}.cam_K", f"not numeric ({exc})") from exc
         if K.size != 9:
             raise InputError(path, f"{frame}.cam_K", f"expected 9 numbers, got {K.size}")
-        if first is None:
-            first = (frame, K)
-            continue
-        off = float(np.abs(K - first[1]).max())
+        out[frame] = K.reshape(3, 3)
+    return out
+
+
+def check_one_camera(path: Path, ids: list[int]) -> None:
+    """The frames ``ids`` of a scene_camera.json share one ``cam_K`` (within
+    ``K_TOLERANCE_PX``): the tracker projects every frame through one camera, so a frame taken
+    with another (a crop, a zoom) would be tracked through the wrong one, silently."""
+    cams = list(bop_intrinsics(path, ids).items())
+    for frame, K in cams[1:]:
+        first, K0 = cams[0]
+        off = float(np.abs(K - K0).max())
         if not off <= K_TOLERANCE_PX:
             raise InputError(
                 path,
                 f"{frame}.cam_K",
-                f"frame {frame}'s cam_K differs from frame {first[0]}'s by {off:.3g} px: the "
+                f"frame {frame}'s cam_K differs from frame {first}'s by {off:.3g} px: the "
                 "tracker takes one camera for all frames (split the sequence by camera)",
             )

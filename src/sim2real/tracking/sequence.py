@@ -26,7 +26,7 @@ import numpy as np
 from sim2real.core.camera import CameraIntrinsics
 from sim2real.core.errors import InputError
 from sim2real.core.json_io import read_json
-from sim2real.tracking.bop_scene import bop_scales, check_one_camera, load_scene_gt
+from sim2real.tracking.bop_scene import bop_intrinsics, bop_scales, check_one_camera, load_scene_gt
 from sim2real.tracking.frame_numbers import frame_number, numbered, ranges
 from sim2real.tracking.sequence_color import attach_color
 
@@ -62,6 +62,11 @@ class Sequence:
     T_depth_color: np.ndarray | None = None
     """(4, 4) pose of the colour camera in the depth camera's frame (maps colour-camera
     coordinates into depth-camera ones); None: identity (registered colour)."""
+    camera_by_frame: dict[int, CameraIntrinsics] | None = None
+    """Per-frame intrinsics of the depth camera where a BOP scene_camera.json gives frames
+    different cam_K (``detect dataset`` jitters it, BOP scenes differ); None: ``camera``'s for
+    all. The tracker refuses such folders (``check_one_camera``); the detector reads each frame
+    through its own (``frame_camera``)."""
     unit_checked: bool = field(default=False, init=False, repr=False)
     """Set once a frame with returns was read at a depth any camera works at (the unit holds)."""
 
@@ -71,6 +76,12 @@ class Sequence:
     @property
     def has_color(self) -> bool:
         return self.color_paths is not None
+
+    def frame_camera(self, i: int) -> CameraIntrinsics:
+        """The depth camera of the ``i``-th frame: its own cam_K where the frames' differ."""
+        if self.camera_by_frame is None:
+            return self.camera
+        return self.camera_by_frame.get(self.frame_ids[i], self.camera)
 
     def read_color(self, i: int) -> np.ndarray | None:
         """(h, w, 3) uint8 RGB of the ``i``-th frame, or None in a depth-only sequence; a size
@@ -164,6 +175,33 @@ def _camera_sized_by_frame(camera: Path, first: Path, image_id: int | None) -> C
     return load_camera(camera, image_id=image_id, width=w, height=h)
 
 
+def _cameras_by_frame(
+    scene_camera: Path, ids: list[int], camera: CameraIntrinsics, scales: dict[int, float]
+) -> dict[int, CameraIntrinsics] | None:
+    """frame id -> its own camera (``camera``'s size, the frame's cam_K and depth unit) where
+    the frames' cam_K differ at all, else None: a frame read through another's K moves its
+    points sideways and its PnP poses, silently. A K no camera has raises InputError."""
+    from pydantic import ValidationError
+
+    from sim2real.core.strict import validation_error
+
+    cams = bop_intrinsics(scene_camera, ids)
+    if all(np.array_equal(K, camera.K) for K in cams.values()):
+        return None
+    out: dict[int, CameraIntrinsics] = {}
+    for frame, K in cams.items():
+        try:
+            out[frame] = CameraIntrinsics(
+                fx=K[0, 0], fy=K[1, 1], cx=K[0, 2], cy=K[1, 2], width=camera.width,
+                height=camera.height, depth_scale=scales.get(frame, camera.depth_scale),
+            )  # fmt: skip
+        except ValidationError as exc:
+            e = validation_error(exc, scene_camera, model=CameraIntrinsics)
+            what = e.message if e.field is None else f"{e.field}: {e.message}"
+            raise InputError(scene_camera, f"{frame}.cam_K", what) from None
+    return out
+
+
 def _warn_gaps(source: object, ids: list[int]) -> None:
     present = set(ids)
     missing = [i for i in range(ids[0], ids[-1] + 1) if i not in present]
@@ -218,7 +256,8 @@ def load_sequence(
     Folder: frames in ``depth/`` (or in the folder itself), numbered by their names; the
     camera from ``camera`` if given, else ``scene_camera.json`` (BOP; its image size from
     ``camera.json`` beside it or up to two folders above; its frames' cam_K must agree unless
-    ``one_camera=False``: the tracker projects every frame through one), else ``camera.json``; the depth
+    ``one_camera=False``: the tracker projects every frame through one; where they differ,
+    each frame's in ``Sequence.camera_by_frame``), else ``camera.json``; the depth
     unit from ``scene_camera.json`` when present (BOP: the images' own unit), else from each
     PNG's sidecar, else the camera's ``depth_scale``; poses from ``scene_gt.json`` (object
     ``obj_id``, needed when it lists several; ``read_gt=False``: none read) and visible
@@ -286,6 +325,7 @@ def load_sequence(
 
     scales: dict[int, float] | None = None
     gt = None
+    cameras = None
     scene_camera = folder / "scene_camera.json" if folder is not None else None
     if scene_camera is not None and scene_camera.is_file():
         scales = bop_scales(scene_camera)
@@ -300,6 +340,7 @@ def load_sequence(
         intrinsics = _camera_sized_by_frame(scene_camera, paths[0], image_id)
         if one_camera:
             check_one_camera(scene_camera, ids)
+        cameras = _cameras_by_frame(scene_camera, ids, intrinsics, scales)
     elif folder is not None and (folder / "camera.json").is_file():
         with warnings.catch_warnings():  # BOP's camera.json gives mm per unit: expected here
             warnings.filterwarnings("ignore", message=".*read as millimetres per unit.*")
@@ -326,6 +367,7 @@ def load_sequence(
     if folder is not None and (folder / "visible.json").is_file():
         visible = read_visible(folder / "visible.json")
     sequence = Sequence(intrinsics, ids, paths, gt, encoding, depth_scale, by_frame, visible)
+    sequence.camera_by_frame = cameras
     if use_color:
         attach_color(sequence, where, folder, named, color, camera, color_camera, T_depth_color)
     return sequence
