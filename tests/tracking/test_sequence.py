@@ -150,11 +150,14 @@ def test_millimetres_read_as_metres_are_refused_on_the_first_frame_with_returns(
         np.save(tmp_path / f"{i:06d}.npy", frame)
     seq = load_sequence(sorted(tmp_path.glob("*.npy")), tmp_path / "cam.json")
     seq.read(0)
-    with pytest.raises(InputError, match="millimetres read as metres") as err:
+    with pytest.raises(InputError, match="looks like millimetres") as err:
         seq.read(1)
     assert err.value.field == "depth_scale" and "000001.npy" in str(err.value)
-    # --depth-scale is for integer frames: a float frame's fix is said, not that option
-    assert "convert it to metres" in str(err.value) and "--depth-scale" not in str(err.value)
+    assert "000001.json" in str(err.value)  # float frames take a unit from a sidecar too
+    (tmp_path / "000001.json").write_text('{"depth_scale": 0.001}')
+    mm = load_sequence(sorted(tmp_path.glob("*.npy")), tmp_path / "cam.json")
+    assert np.allclose(mm.read(1), frames[1] / 1000.0, rtol=1e-6)
+    (tmp_path / "000001.json").unlink()
     np.save(tmp_path / "000001.npy", frames[1] / 1000.0)  # metres: read on
     assert load_sequence(sorted(tmp_path.glob("*.npy")), tmp_path / "cam.json").read(1).max() > 0
 

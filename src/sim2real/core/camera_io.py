@@ -13,7 +13,10 @@
 - pyrealsense2's ``rs.intrinsics`` as JSON: ``fx fy ppx ppy width height`` (``model`` and
   ``coeffs``: distortion, said to be ignored);
 - YAML of M3T, OpenCV, ROS 1 and 2 ``camera_info`` and Kalibr (``sim2real.core.camera_yaml``);
-- PCL grabber XML (``ImageGrabber``'s ``frame_*_camera.xml``): the ``<depth>`` section.
+- PCL grabber XML (``ImageGrabber``'s ``frame_*_camera.xml``): the ``<depth>`` section;
+- ZED (Stereolabs) factory calibration ``SN<serial>.conf`` (``sim2real.core.camera_zed``) and
+  Azure Kinect factory calibration JSON (``sim2real.core.camera_k4a``): one camera per
+  resolution, picked by the ``width=`` / ``height=`` of the frames.
 
 Keyword arguments ``width``, ``height`` and ``depth_scale`` (metres per unit) replace what
 the file gives, and fill in what it lacks. Every problem raises ``InputError(file, field, ...)``.
@@ -33,9 +36,11 @@ from pydantic import ValidationError
 
 from sim2real.core.atomic import write_text_atomic
 from sim2real.core.camera import CameraIntrinsics
+from sim2real.core.camera_k4a import from_k4a_calibration, is_k4a_calibration
 from sim2real.core.camera_yaml import K_entries as _K_entries
 from sim2real.core.camera_yaml import from_yaml, warn_ignored_distortion
 from sim2real.core.camera_yaml import get_field as _get
+from sim2real.core.camera_zed import from_zed_conf, is_zed_conf
 from sim2real.core.errors import InputError
 from sim2real.core.json_io import read_json
 from sim2real.core.strict import validation_error
@@ -236,11 +241,15 @@ def load_camera(
         raise InputError(path, None, f"cannot read camera file ({exc})") from exc
     head = text.lstrip()
     names: dict[str, str] = {}
-    if head.startswith(("{", "[")):
+    if is_zed_conf(head):
+        values, names = from_zed_conf(text, path, width, height)
+    elif head.startswith(("{", "[")):
         d = read_json(path)
         if not isinstance(d, dict) or not d:
             raise InputError(path, None, "unknown camera format: expected a JSON object")
-        if "intrinsic_matrix" in d:
+        if is_k4a_calibration(d):
+            values, names = from_k4a_calibration(d, path, width, height)
+        elif "intrinsic_matrix" in d:
             values = _from_open3d(d, path)
         elif "ppx" in d or "ppy" in d:
             values = _from_realsense_json(d, path)
@@ -264,7 +273,8 @@ def load_camera(
                 path,
                 None,
                 "unknown camera format: JSON without fx (camera.json), ppx (pyrealsense2), "
-                "intrinsic_matrix (Open3D) or cam_K entries (BOP scene_camera.json)",
+                "intrinsic_matrix (Open3D), cam_K entries (BOP scene_camera.json) or "
+                "CalibrationInformation (Azure Kinect)",
             )
     elif head.startswith("<"):
         values, names = _from_pcl_xml(text, path)
@@ -275,7 +285,9 @@ def load_camera(
             d = load_opencv_yaml(path)
         except InputError as exc:
             raise InputError(
-                path, None, f"unknown camera format (not JSON, XML or YAML): {exc.message}"
+                path,
+                None,
+                f"unknown camera format (not JSON, XML, YAML or ZED .conf): {exc.message}",
             ) from exc
         values, names = from_yaml(d, path)
     for key, override in (("width", width), ("height", height), ("depth_scale", depth_scale)):

@@ -8,39 +8,41 @@ Encodings ``read_depth`` understands (``encoding="auto"`` picks by suffix: ``.pn
   guessed from the suffix and read as millimetres, an image whose values say TUM or SUN (below)
   is refused;
 - ``tiff``: uint16 x ``depth_scale`` (the argument, else a ``<stem>.json`` sidecar as for png,
-  else mm: PCL's grabber frames), or float32 already in metres;
+  else mm: PCL's grabber frames), or float32 (below);
 - ``tum``: TUM RGB-D PNG, depth = value / 5000 m;
 - ``sun``: SUN RGB-D / SUN3D PNG: uint16 with the bits rotated right by 3,
   ``(v >> 3) | (v << 13)`` (16-bit), then millimetres (SUN3D toolbox ``depthRead.m``;
   Open3D ``RGBDImage::CreateFromSUNFormat``);
-- ``npy``: float32 metres;
+- ``npy``: float (below), or uint16 x ``depth_scale`` (the argument, else a sidecar; without
+  either it is refused: a .npy of integers has no customary unit);
 - ``pgm``: NYU Depth v2 raw Kinect frames: 16-bit PGM of raw disparity d (the NYU files hold
   it little-endian, despite PGM's big-endian rule: Open3D reads them big-endian, then swaps the
   bytes back in ``RGBDImage::CreateFromNYUFormat``), depth = 351.3 / (1092.5 - d) m, no return
   where that is not positive (d = 2047, the Kinect's invalid code), rounded to mm as Open3D does.
+
+Float frames (tiff, npy) are metres. Some are millimetres (the ZED SDK's ``UNIT.MILLIMETER``,
+datasets' float32 mm): an explicit ``depth_scale`` (or a sidecar's) converts those; without one,
+a float frame whose median return lies beyond ``FLOAT_METRES_MAX_MEDIAN_M`` is refused as
+millimetres rather than read 1000x too far, and a scale given for one that is already metres
+is refused too.
 """
 
 from __future__ import annotations
 
 import json
-import re
 import warnings
 from pathlib import Path
 
 import numpy as np
 
 from sim2real.core.atomic import atomic_path, write_text_atomic
+from sim2real.core.depth_nyu import read_nyu_pgm
 from sim2real.core.errors import InputError
 
 DEFAULT_DEPTH_SCALE = 0.001  # metres per unit: millimetres
 TUM_DEPTH_SCALE = 1.0 / 5000.0
 ENCODINGS = ("auto", "png", "tiff", "tum", "sun", "npy", "pgm")
 _BY_SUFFIX = {".png": "png", ".tif": "tiff", ".tiff": "tiff", ".npy": "npy", ".pgm": "pgm"}
-
-# NYU Depth v2 toolbox (depth_rel2depth_abs.m), also Open3D's CreateFromNYUFormat
-NYU_PARAM_1 = 351.3
-NYU_PARAM_2 = 1092.5
-NYU_INVALID_DISPARITY = 2047
 
 
 def sidecar_path(path: str | Path) -> Path:
@@ -102,50 +104,56 @@ def _read_tiff(path: Path) -> np.ndarray:
     return arr
 
 
-def _read_nyu_pgm(path: Path) -> np.ndarray:
-    buffer = path.read_bytes()
-    m = re.match(
-        rb"P5\s+(?:#[^\n]*\n\s*)*(\d+)\s+(?:#[^\n]*\n\s*)*(\d+)\s+(?:#[^\n]*\n\s*)*(\d+)\s", buffer
-    )
-    if m is None:
-        raise InputError(path, "header", "not a binary PGM (P5) file")
-    width, height, maxval = (int(g) for g in m.groups())
-    if maxval < 256:
-        raise InputError(
-            path, "maxval", f"expected a 16-bit PGM of raw Kinect values, got maxval {maxval}"
-        )
-    n = width * height
-    if len(buffer) - m.end() < 2 * n:
-        raise InputError(path, "data", f"file too short for {width}x{height} 16-bit pixels")
-    raw = np.frombuffer(buffer, dtype="<u2", count=n, offset=m.end()).reshape(height, width)
-    if raw.max() > NYU_INVALID_DISPARITY:  # the Kinect's disparity has 11 bits
-        raise InputError(
-            path,
-            "encoding",
-            f"values up to {raw.max()}: not the Kinect's 11-bit raw disparity (NYU Depth v2, what "
-            "a .pgm is read as); a PGM of depth in millimetres? pass --encoding png",
-        )
-    with np.errstate(divide="ignore"):
-        depth = NYU_PARAM_1 / (NYU_PARAM_2 - raw.astype(np.float64))
-    depth = np.where(depth > 0, np.floor(depth * 1000.0 + 0.5) / 1000.0, 0.0)
-    return depth.astype(np.float32)
-
-
 def _read_npy(path: Path) -> np.ndarray:
     try:
         arr = np.load(path, allow_pickle=False)
     except (OSError, ValueError) as exc:
         raise InputError(path, None, f"cannot read .npy ({exc})") from exc
-    if not np.issubdtype(arr.dtype, np.floating):
-        raise InputError(path, "dtype", f"expected float metres, got {arr.dtype}")
-    return arr.astype(np.float32)
+    if not (np.issubdtype(arr.dtype, np.floating) or arr.dtype == np.uint16):
+        raise InputError(path, "dtype", f"expected float depth or uint16 units, got {arr.dtype}")
+    return arr
+
+
+FLOAT_METRES_MAX_MEDIAN_M = 25.0
+"""The farthest median return of a float frame in metres: the far end of the range the sensors'
+unit check takes (``sensors.real_frame.PLAUSIBLE_MEDIAN_M``). In millimetres a frame's median
+is beyond 50 (5 cm, nearer than any depth camera sees), so the two units never meet."""
+
+
+def _float_to_metres(path: Path, raw: np.ndarray, depth_scale: float | None) -> np.ndarray:
+    """Float depth in metres: metres as they are, another unit x ``depth_scale`` (the argument,
+    else the sidecar's). A sidecar beside a frame already in metres is not read: it may be the
+    one of a PNG of the same name."""
+    valid = raw[np.isfinite(raw) & (raw > 0)]
+    median = float(np.median(valid[:: max(1, valid.size // 20000)])) if valid.size else 0.0
+    if median <= FLOAT_METRES_MAX_MEDIAN_M:
+        if depth_scale is not None and depth_scale != 1:
+            raise InputError(
+                path,
+                "depth_scale",
+                f"float depth already in metres (median return {median:.4g} m): depth_scale "
+                f"{depth_scale:g} would put it at {median * depth_scale:.4g} m; drop --depth-scale",
+            )
+        return raw.astype(np.float32)
+    scale = depth_scale if depth_scale is not None else _read_sidecar_scale(path)
+    if scale is None:
+        raise InputError(
+            path,
+            "depth_scale",
+            f"float depth whose median return is {median:.4g}: that looks like millimetres, not "
+            f"metres (no depth camera's median lies beyond {FLOAT_METRES_MAX_MEDIAN_M:g} m); pass "
+            "--depth-scale 0.001 (metres per unit) or write "
+            f'{sidecar_path(path).name} with {{"depth_scale": 0.001}} beside it, or convert the '
+            "frames to metres",
+        )
+    return (raw.astype(np.float64) * scale).astype(np.float32)
 
 
 def _units_to_metres(
     path: Path, raw: np.ndarray, encoding: str, depth_scale: float | None, guessed: bool
 ) -> np.ndarray:
     if raw.dtype != np.uint16:
-        raise InputError(path, "dtype", f"expected uint16 (or float metres) depth, got {raw.dtype}")
+        raise InputError(path, "dtype", f"expected uint16 (or float) depth, got {raw.dtype}")
     if encoding == "sun":
         raw = (raw >> 3) | (raw << 13)  # uint16 arithmetic: a 16-bit rotation right by 3
         scale = DEFAULT_DEPTH_SCALE
@@ -157,7 +165,18 @@ def _units_to_metres(
         if guessed and encoding == "png" and mm_by_default:  # a camera file's default unit
             _refuse_other_png_formats(path, raw)
     else:
-        sidecar = _read_sidecar_scale(path) if encoding in ("png", "tiff") else None
+        sidecar = _read_sidecar_scale(path) if encoding in ("png", "tiff", "npy") else None
+        if sidecar is None and encoding == "npy":
+            # PNGs default to millimetres as depth PNGs customarily are (BOP, TUM's tools,
+            # Open3D); a .npy of integers is a dump of the sensor's own unit, which varies
+            # (D400: 1 mm, D405: 0.1 mm, L515: 0.25 mm) and would read 4-10x off, plausibly
+            raise InputError(
+                path,
+                "depth_scale",
+                "a uint16 .npy does not say its unit: pass --depth-scale (metres per unit, "
+                f'0.001 for millimetres) or write {sidecar_path(path).name} with {{"depth_scale": '
+                "...}} beside it",
+            )
         if sidecar is None and guessed:
             _refuse_other_png_formats(path, raw)
         scale = sidecar or DEFAULT_DEPTH_SCALE
@@ -232,7 +251,7 @@ def _bop_scene_of(path: Path) -> Path | None:
 def _check_scale(path: Path, depth_scale: float | None, encoding: str) -> None:
     if depth_scale is None:
         return
-    if encoding in ("tum", "sun", "npy", "pgm"):
+    if encoding in ("tum", "sun", "pgm"):
         raise InputError(
             path, "depth_scale", f"does not apply to the {encoding} encoding (its unit is fixed)"
         )
@@ -246,7 +265,8 @@ def read_depth(
     path: str | Path, *, encoding: str = "auto", depth_scale: float | None = None
 ) -> np.ndarray:
     """(H, W) float32 depth in metres, 0 = no return, from a file in ``encoding`` (see the module
-    doc). ``depth_scale`` [m per unit] applies to integer png and tiff images only.
+    doc). ``depth_scale`` [m per unit], the caller's explicit unit, applies to integer png, tiff
+    and npy images, and to float ones in another unit than metres (millimetres: 0.001).
     Non-finite or negative values in the file are read as 0 (no return)."""
     path = Path(path)
     if encoding not in ENCODINGS:
@@ -267,16 +287,13 @@ def read_depth(
             )
     _check_scale(path, depth_scale, encoding)
 
-    if encoding == "npy":
-        depth = _read_npy(path)
-    elif encoding == "pgm":
-        depth = _read_nyu_pgm(path)
+    if encoding == "pgm":
+        depth = read_nyu_pgm(path)
     else:
-        raw = _read_tiff(path) if encoding == "tiff" else _read_png_uint16(path)
-        if np.issubdtype(raw.dtype, np.floating):  # float TIFF: already metres
-            if depth_scale is not None:
-                raise InputError(path, "depth_scale", "a float TIFF is already in metres")
-            depth = raw.astype(np.float32)
+        readers = {"npy": _read_npy, "tiff": _read_tiff}
+        raw = readers.get(encoding, _read_png_uint16)(path)
+        if np.issubdtype(raw.dtype, np.floating):
+            depth = _float_to_metres(path, raw, depth_scale)
         else:
             depth = _units_to_metres(path, raw, encoding, depth_scale, guessed)
 

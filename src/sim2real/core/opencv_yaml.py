@@ -1,9 +1,15 @@
 """Read OpenCV FileStorage YAML (``%YAML:1.0`` header, ``!!opencv-matrix`` nodes), as written
-by OpenCV, M3T and many calibration tools. PyYAML rejects both as they stand."""
+by OpenCV, M3T and many calibration tools. PyYAML rejects both as they stand.
+
+A topic echo (``rostopic echo -n 1 ... > cam.yaml``, ``ros2 topic echo --once``) ends each
+message with ``---``: a YAML document separator, so the file holds the message and an empty
+document. Empty documents are skipped; of several messages the first is read, and said.
+"""
 
 from __future__ import annotations
 
 import re
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -39,9 +45,16 @@ def load_opencv_yaml(path: str | Path) -> dict[str, Any]:
         raise InputError(path, None, f"cannot read file ({exc.strerror})") from exc
     text = re.sub(r"^%YAML[: ]\d\.\d.*$", "", text, count=1, flags=re.MULTILINE)
     try:
-        data = yaml.load(text, Loader=_OpenCVLoader)
+        documents = [d for d in yaml.load_all(text, Loader=_OpenCVLoader) if d is not None]
     except yaml.YAMLError as exc:
         raise InputError(path, None, f"not valid OpenCV YAML ({exc})") from exc
+    if len(documents) > 1:
+        warnings.warn(
+            f"{path}: {len(documents)} YAML documents (the messages of a topic echo?): "
+            "the first is read",
+            stacklevel=2,
+        )
+    data = documents[0] if documents else None
     if not isinstance(data, dict):
         raise InputError(path, None, "expected a YAML mapping at the top level")
     return data
