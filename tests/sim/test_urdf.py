@@ -1,11 +1,14 @@
-"""URDF through MuJoCo's compiler: torque actuators added for the driven joints, handles work."""
+"""URDF through MuJoCo's compiler: torque actuators added for the driven joints, handles work;
+a model read under other names (a task's), what refers to its elements following."""
 
 import mujoco
 import pytest
+import yaml
 
 from sim2real.core.errors import InputError
 from sim2real.params.space import Param, ParamSpace
 from sim2real.sim.model import load_sim_model
+from sim2real.sim.names import NameMap
 
 URDF = """<robot name="arm">
   <link name="base"/>
@@ -111,3 +114,79 @@ def test_dfki_pendubot_urdf_loads_with_its_masses(real_data):
     assert masses == pytest.approx(
         {"base_link": 1.0806, "Link1": 0.55938, "Link2": 0.60435}, abs=1e-5
     )
+
+
+TWO_NAMES = """<mujoco>
+  <worldbody>
+    <body name="B1"><joint name="J1" type="hinge" axis="0 1 0" damping="0.3"/>
+      <inertial pos="0 0 -0.3" mass="0.5" diaginertia="0.001 0.001 0.001"/>
+      <body name="B2" pos="0 0 -0.3"><joint name="J2" type="hinge" axis="0 1 0"/>
+        <inertial pos="0 0 -0.2" mass="0.4" diaginertia="0.001 0.001 0.001"/></body></body>
+  </worldbody>
+  <contact><exclude body1="B1" body2="B2"/></contact>
+  <equality><joint joint1="J2" joint2="J1" active="false"/></equality>
+  <actuator><motor name="J1" joint="J1"/><motor name="motor2" joint="J2"/></actuator>
+  <sensor><jointpos name="p1" joint="J1"/><actuatorfrc name="f2" actuator="motor2"/>
+    <framepos name="x2" objtype="body" objname="B2"/></sensor>
+</mujoco>"""
+
+
+def test_a_model_read_under_other_names_keeps_what_refers_to_them(tmp_path):
+    """A task reads 'shoulder' where a robot's file says 'J1': the elements are renamed, and the
+    actuators, sensors, couplings and excludes that named them follow (MuJoCo's spec does not:
+    'unknown transmission target')."""
+    path = tmp_path / "two.xml"
+    path.write_text(TWO_NAMES)
+    names = NameMap({"shoulder": "J1", "elbow": "J2"}, {"link1": "B1", "link2": "B2"}, "w.yaml")
+    sim = load_sim_model(path, names=names)
+    m = sim.model
+    assert [m.joint(i).name for i in range(m.njnt)] == ["shoulder", "elbow"]
+    assert m.body("link2").mass[0] == pytest.approx(0.4)
+    assert m.dof_damping[m.joint("shoulder").dofadr[0]] == pytest.approx(0.3)
+    # a joint's one actuator is named as the joint (the tasks find it so), its sensor follows
+    assert [m.actuator(i).name for i in range(m.nu)] == ["shoulder", "elbow"]
+    assert list(m.actuator_trnid[:, 0]) == [m.joint("shoulder").id, m.joint("elbow").id]
+    assert m.sensor("f2").objid[0] == m.actuator("elbow").id
+    assert m.sensor("x2").objid[0] == m.body("link2").id
+    assert m.sensor("p1").objid[0] == m.joint("shoulder").id
+    assert any("shoulder (J1)" in note for note in sim.notes)
+
+
+def test_a_name_map_that_does_not_fit_the_model_names_the_field(tmp_path):
+    path = tmp_path / "two.xml"
+    path.write_text(TWO_NAMES)
+    with pytest.raises(InputError) as err:
+        load_sim_model(path, names=NameMap({"shoulder": "J3"}, source="w.yaml"))
+    assert (err.value.source, err.value.field) == ("w.yaml", "joint_names.shoulder")
+    assert "no joint 'J3'" in err.value.message and "the model's joints: J1, J2" in str(err.value)
+    with pytest.raises(InputError, match="'J1' is already read as 'shoulder'"):
+        load_sim_model(path, names=NameMap({"shoulder": "J1", "elbow": "J1"}))
+    with pytest.raises(InputError, match="another body named 'B2'") as err:
+        load_sim_model(path, names=NameMap(bodies={"B2": "B1"}))
+    assert err.value.field == "body_names.B2"
+
+
+def test_a_urdf_joint_read_under_the_task_name_gets_its_actuator_so_named(tmp_path):
+    """A URDF has no actuators: the one added for a driven joint takes the name it is read by."""
+    path = tmp_path / "arm.urdf"
+    path.write_text(URDF)
+    sim = load_sim_model(path, drive_joints=["shoulder"], names=NameMap({"shoulder": "hinge"}))
+    m = sim.model
+    assert m.nu == 1 and m.actuator(0).name == "shoulder"
+    assert m.actuator_trnid[0, 0] == m.joint("shoulder").id
+    assert m.dof_frictionloss[0] == pytest.approx(0.1)  # the URDF's <dynamics>, kept
+
+
+def test_a_fitted_models_sidecar_in_its_own_names_applies_under_the_map(tmp_path):
+    """A sysid sidecar names the model's own joints and bodies: read under a map, its exact
+    terms were dropped without a word (no joint 'J1' among the dofs) or failed the target."""
+    path = tmp_path / "fit.xml"
+    path.write_text(TWO_NAMES)
+    sidecar = {"native": {"body.mass:B2": 0.45, "joint.damping:J1": 0.2},
+               "extras": {"coulomb_Nm": {"J1": 0.3}, "delay_s": 0.004}}  # fmt: skip
+    (tmp_path / "fit.sidecar.yaml").write_text(yaml.safe_dump(sidecar))
+    names = NameMap({"shoulder": "J1", "elbow": "J2"}, {"link2": "B2"})
+    sim = load_sim_model(path, names=names)
+    assert sim.model.body("link2").mass[0] == pytest.approx(0.45)
+    assert sim.model.dof_damping[0] == pytest.approx(0.2)
+    assert sim.extras.coulomb_Nm.tolist() == [0.3, 0.0] and sim.extras.delay_s == 0.004

@@ -4,7 +4,9 @@ for a real robot in transfer evaluation.
 YAML (every field optional)::
 
     description: the identified pendulum, 20 % heavier, 20 ms more delay
-    model: ../runs/sysid/fitted.xml    # built-in name or MJCF (relative to this file)
+    model: ../runs/sysid/fitted.xml    # built-in name, MJCF or URDF (relative to this file)
+    joint_names: {shoulder: Joint1}    # the task's joint: the model's (a robot's own names)
+    body_names: {link1: Link1}         # the same for the bodies the task's parameters name
     params: {frictionloss_Nm: 0.35}    # absolute values by parameter name or target
     actuator: {kind: torque, params: {torque_time_constant_s: 0.005}}
     extra_delay_s: 0.015
@@ -20,6 +22,11 @@ world's: a reality that names a model takes that model's parameters, not the tra
 before); one without ``model`` changes the training's world. Without ``randomization`` the world
 is fixed (no training randomization). Parameter names and targets are checked against the
 environment: an unknown one fails with close matches.
+
+A model that names the task's joints or bodies otherwise (the DFKI pendubot's URDF: ``Joint1``
+for ``shoulder``) is read through ``joint_names`` / ``body_names``, and everything after it
+(parameters, targets, randomization terms) uses the task's names
+(:mod:`sim2real.learn.envs.model_names`). Only with ``model``: the maps are of that model.
 """
 
 from __future__ import annotations
@@ -41,7 +48,16 @@ class Reality(StrictModel):
     name: str = Field("", description="the reality's name (its file's stem by default)")
     description: str = Field("", description="what this world stands for, in words")
     model: str | None = Field(
-        None, description="another built-in model name or MJCF path (default: the training's)"
+        None,
+        description="another built-in model name, MJCF or URDF path (default: the training's)",
+    )
+    joint_names: dict[str, str] = Field(
+        default_factory=dict,
+        description="{the task's joint: the model's}, for a model that names them otherwise",
+    )
+    body_names: dict[str, str] = Field(
+        default_factory=dict,
+        description="{the task's body: the model's}, for the bodies the task's parameters name",
     )
     params: dict[str, float] = Field(
         default_factory=dict,
@@ -92,6 +108,10 @@ def load_reality(arg: str | Path) -> Reality:
         reality = Reality.model_validate(data)
     except ValidationError as err:
         raise validation_error(err, path) from None
+    if reality.model is None and (reality.joint_names or reality.body_names):
+        field = "joint_names" if reality.joint_names else "body_names"
+        why = "maps the task's names to a model's: name that model too (model: FILE)"
+        raise InputError(path, field, why)
     if reality.model is not None and not _is_builtin(reality.model):
         model_path = Path(reality.model)
         if not model_path.is_absolute():
@@ -122,7 +142,10 @@ def reality_env(reality: Reality, env_id: str, env_config: dict, num_envs: int, 
     config = dict(env_config)
     if reality.model is not None:  # another model: the training's parameters were of its own
         config["model"] = reality.model
-        config.pop("params", None)
+        maps = {"joint_names": reality.joint_names, "body_names": reality.body_names}
+        for own in ("params", *maps):
+            config.pop(own, None)
+        config.update({field: names for field, names in maps.items() if names})
     config["params"] = {**config.get("params", {}), **reality.params}
     if reality.actuator is not None:
         config["actuator"] = reality.actuator

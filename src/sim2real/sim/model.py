@@ -20,6 +20,7 @@ from sim2real.core.errors import InputError
 from sim2real.core.yaml_io import read_yaml
 from sim2real.params.space import ParamSpace
 from sim2real.sim.extra import ExtraTerms
+from sim2real.sim.names import NameMap, rename_elements
 from sim2real.sim.targets import Handle, resolve_target
 from sim2real.sim.urdf import read_urdf
 
@@ -130,10 +131,14 @@ def ensure_actuators(spec: mujoco.MjSpec, joint_names: list[str]) -> list[str]:
     return added
 
 
-def load_sim_model(path: str | Path, *, drive_joints: list[str] | None = None) -> SimModel:
-    """Load MJCF or URDF at ``path``. ``drive_joints``: joints that must have a torque actuator
-    (added, named as the joint, when the file has none). A ``<stem>.sidecar.yaml`` beside the
-    file (written by ``sysid fit``) restores the exact extra terms."""
+def load_sim_model(
+    path: str | Path, *, drive_joints: list[str] | None = None, names: NameMap | None = None
+) -> SimModel:
+    """Load MJCF or URDF at ``path``. ``names``: joints and bodies read under other names
+    (:mod:`sim2real.sim.names`), renamed before anything else reads them. ``drive_joints``
+    (by those names): joints that must have a torque actuator (added, named as the joint, when
+    the file has none: a URDF has none). A ``<stem>.sidecar.yaml`` beside the file (written by
+    ``sysid fit``) restores the exact extra terms."""
     path = Path(path)
     if not path.is_file():
         raise InputError(path, None, "model file not found")
@@ -142,6 +147,8 @@ def load_sim_model(path: str | Path, *, drive_joints: list[str] | None = None) -
         spec, notes = read_urdf(path) if urdf else (mujoco.MjSpec.from_file(str(path)), [])
     except Exception as err:  # mujoco raises ValueError with the compiler's message
         raise InputError(path, None, f"MuJoCo could not read the model: {err}") from None
+    if names is not None:
+        notes += rename_elements(spec, names)
     added = ensure_actuators(spec, drive_joints or [])
     if added:
         notes.append(f"added torque actuators for {', '.join(added)}")
@@ -152,20 +159,27 @@ def load_sim_model(path: str | Path, *, drive_joints: list[str] | None = None) -
     sim = SimModel(spec, model, str(path), ExtraTerms(model.nv), notes)
     sidecar = path.with_name(path.stem + SIDECAR_SUFFIX)
     if sidecar.is_file():
-        apply_sidecar(sim, sidecar)
+        apply_sidecar(sim, sidecar, names)
     return sim
 
 
-def apply_sidecar(sim: SimModel, path: Path) -> None:
+def apply_sidecar(sim: SimModel, path: Path, names: NameMap | None = None) -> None:
     """Undo the MJCF approximations (``native`` targets back to their exact values) and set the
-    exact extra terms recorded by ``sysid fit``."""
+    exact extra terms recorded by ``sysid fit`` (in the file's own names: with ``names``, read
+    as the model is)."""
     data = read_yaml(path, "sidecar") or {}
     if not isinstance(data, dict):
         raise InputError(path, None, "expected a mapping with native and extras")
+    names = names or NameMap()
     for target, value in (data.get("native") or {}).items():
-        resolve_target(sim.model, target, str(path)).apply(sim.model, sim.extras, float(value))
+        handle = resolve_target(sim.model, names.target(target), str(path))
+        handle.apply(sim.model, sim.extras, float(value))
     refresh_simple_bodies(sim.model)
-    sim.extras = ExtraTerms.from_dict(data.get("extras") or {}, sim.dof_names)
+    extras = {
+        term: {names.joint(j): v for j, v in per.items()} if isinstance(per, dict) else per
+        for term, per in (data.get("extras") or {}).items()
+    }
+    sim.extras = ExtraTerms.from_dict(extras, sim.dof_names)
     sim.notes.append(f"exact terms from {path.name}")
 
 

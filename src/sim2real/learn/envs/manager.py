@@ -1,10 +1,10 @@
 """The generic batched MuJoCo environment a :class:`~sim2real.learn.envs.task.Task`
 configures (the :class:`~sim2real.learn.vec.VecEnv` protocol); it knows no robot.
 
-Physics: the task's MuJoCo model (built-in, bundled with the task, or a fitted MJCF with its
-sidecar) stepped by :class:`~sim2real.sim.vecstep.VecStepper`, ``control_dt / timestep``
-substeps per action, one model copy per environment so every environment has its own
-parameters. Action in [-1, 1]; the command ``action * torque_limit_Nm`` of the config (the
+Physics: the task's MuJoCo model (built-in, bundled, a fitted MJCF with its sidecar, a URDF;
+under the task's names, :mod:`.model_names`) stepped by :class:`~sim2real.sim.vecstep.VecStepper`,
+``control_dt / timestep`` substeps per action, one model copy per environment so every
+environment has its own parameters. Action in [-1, 1]; the command ``action * torque_limit_Nm`` of the config (the
 exported runner's ``action_limit``), saturated at each environment's drawn ``torque_limit_Nm``
 (a weaker motor clips, it does not scale the policy), goes through a delay line at substep
 resolution (the model's ``extra.delay_s`` plus ``extra_delay_s``), then straight to
@@ -31,6 +31,7 @@ from sim2real.core.errors import InputError
 from sim2real.learn.envs.actuation import Actuation
 from sim2real.learn.envs.events import Events
 from sim2real.learn.envs.legged import Legged
+from sim2real.learn.envs.model_names import load_task_model
 from sim2real.learn.envs.observations import Observations
 from sim2real.learn.envs.pd_actuation import PDActuation
 from sim2real.learn.envs.reward_terms import RewardTerms
@@ -40,7 +41,7 @@ from sim2real.learn.envs.task import Task
 from sim2real.learn.envs.terms import StepView, wrap
 from sim2real.learn.randomization import Randomization, Randomizer, load_randomization
 from sim2real.learn.vec import StepResult
-from sim2real.sim.model import SimModel, load_sim_model
+from sim2real.sim.model import SimModel
 from sim2real.sim.targets import resolve_target
 from sim2real.sim.vecstep import BatchExtras, VecStepper
 
@@ -62,7 +63,7 @@ class ManagerVecEnv:
         cfg = config if isinstance(config, cls) else cls.model_validate(config or {})
         self.task, self.cfg, self.env_id = task, cfg, task.env_id
         self.num_envs, self.env_offset = int(num_envs), int(env_offset)
-        self.sim = load_sim_model(task.model_path(cfg.model))
+        self.sim = load_task_model(task, cfg)  # under the task's names, its joints driven
         m = self.sim.model
         self.timestep = float(m.opt.timestep)
         nsub = cfg.control_dt / self.timestep

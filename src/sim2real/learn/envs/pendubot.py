@@ -78,7 +78,7 @@ class PendubotSwingupConfig(TaskConfig):
         "energy": 0.0,  # energy shaping of both links (terms.Energy)
         "terminated": 10.0,  # the safety stop (OVERSPEED_RAD_S)
     }
-    model: str = Field("double-pendulum-dfki", description="built-in name or MJCF path")
+    model: str = Field("double-pendulum-dfki", description="built-in name, MJCF or URDF path")
     torque_limit_Nm: float = Field(
         6.0, gt=0, description="actions in [-1, 1] scale to this shoulder torque [N m]"
     )

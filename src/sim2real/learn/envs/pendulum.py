@@ -69,7 +69,7 @@ class PendulumSwingupConfig(TaskConfig):
     OBS: ClassVar[tuple[str, ...]] = tuple(OBS)
     SCALES: ClassVar[dict[str, float]] = HINGE_SCALES
     REWARD: ClassVar[dict[str, float]] = REWARD_WEIGHTS
-    model: str = Field("pendulum-dfki", description="built-in name or MJCF path")
+    model: str = Field("pendulum-dfki", description="built-in name, MJCF or URDF path")
 
 
 TASK = Task(

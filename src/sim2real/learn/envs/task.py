@@ -52,7 +52,18 @@ class TaskConfig(StrictModel):
     COMMANDS: ClassVar[dict[str, tuple[float, float]]] = {}
     """Default range by command (drawn uniformly per environment at every episode start)."""
 
-    model: str = Field(..., description="built-in name, the task's bundled model, or MJCF path")
+    model: str = Field(
+        ..., description="built-in name, the task's bundled model, or MJCF or URDF path"
+    )
+    joint_names: dict[str, str] = Field(
+        default_factory=dict,
+        description="{the task's joint: the model's}, for a model that names them otherwise "
+        "(a robot's URDF): the task's names then read and write the model's joints",
+    )
+    body_names: dict[str, str] = Field(
+        default_factory=dict,
+        description="{the task's body: the model's}, for the bodies the task's parameters name",
+    )
     params: dict[str, float] = Field(
         default_factory=dict,
         description="absolute values by parameter name or target, on top of the model",
