@@ -128,6 +128,12 @@ class TrackerConfig(StrictModel):
         "sides on the table's edges and two on the table itself (27-60 %); a plate held clear "
         "of things, 100 %",
     )
+    depth_outline: bool = Field(
+        True,
+        description="with depth alone, where the view's surface leaves a direction free (a "
+        "cube seen on two faces slides along their edge, a plate along itself), refine ICP's "
+        "pose with the outline's depth edges (the colour modality's lines on the depth image)",
+    )
     depth_sigma_m: float = Field(
         0.001,
         gt=0,

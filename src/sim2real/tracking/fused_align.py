@@ -34,6 +34,10 @@ class FusedSettings:
     depth_weight: float = 1.0
     iterations: int = 2
     tikhonov: tuple[float, float] = (5e3, 5e5)
+    outline_free_share: float | None = None
+    """The outline moves only directions that depth pins by less than this share of its best
+    pinned one (None: every direction): depth edges are blurred, eroded and fattened, and
+    where the surface pins the pose they would only bias it."""
 
 
 def fused_equations(
@@ -62,8 +66,22 @@ def fused_equations(
     )
     if eq is None or settings.depth_weight <= 0:
         return A, b, None
+    if settings.outline_free_share is not None:
+        P = free_directions(eq[0], views.diameter_m, settings.outline_free_share)
+        A, b = P.T @ A @ P, P.T @ b
     scale_d = settings.depth_weight / max(settings.depth_sigma_m, eq[4]) ** 2
     return A + scale_d * eq[0], b + scale_d * eq[1], eq[3]
+
+
+def free_directions(information: np.ndarray, diameter_m: float, share: float) -> np.ndarray:
+    """(6, 6) projector of a twist (rad, m) onto the directions that ``information`` pins by
+    less than ``share`` of its best pinned one, turns measured as the motion of a point half a
+    diameter away (as ``depth_spread.surface_pins`` counts them)."""
+    d = np.array([0.5 * diameter_m] * 3 + [1.0] * 3)  # normalised twist y = d * x
+    A = information / np.outer(d, d)
+    w, V = np.linalg.eigh(0.5 * (A + A.T))
+    free = V[:, w < share * max(w[-1], 1e-300)]
+    return (free @ free.T) * d[None, :] / d[:, None]
 
 
 def pose_spread_m(information: np.ndarray, points: np.ndarray) -> float:

@@ -98,6 +98,8 @@ class Lines:
     """(N, D) the outline position's distribution over ``offsets``."""
     offsets: np.ndarray | None = None
     """(D,) candidate outline positions [px]."""
+    depth_m: np.ndarray | None = None
+    """(N,) the outline points' depth, for the depth image's outline (``depth_outline``) [m]."""
 
 
 @dataclass
@@ -199,6 +201,15 @@ class RegionModality:
         self.histograms.update(inner[fmask], outer[bmask], rate)
 
     # -- correspondences ----------------------------------------------------------------------
+    def _log_likelihoods(
+        self, color: np.ndarray, lines: Lines, px: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(N, S) log-likelihoods of the pixels at ``px`` along each line under the part's and
+        the background's colour histograms."""
+        return self.histograms.log_likelihoods(
+            self.histograms.index(self._samples(color, lines, px))
+        )
+
     def correspond(self, color: np.ndarray, lines: Lines, scale: int) -> Lines:
         """Locate the outline along each line at segment length ``scale`` px: sets ``mean``,
         ``var``, ``probability`` and ``offsets`` of ``lines`` (returned)."""
@@ -206,8 +217,7 @@ class RegionModality:
         n_seg = cfg.segments
         half = n_seg * scale / 2
         px = np.arange(-half + 0.5, half, 1.0)
-        cells = self.histograms.index(self._samples(color, lines, px))
-        lf, lb = self.histograms.log_likelihoods(cells)
+        lf, lb = self._log_likelihoods(color, lines, px)
         N = len(lines.centre)
         lf = lf.reshape(N, n_seg, scale).sum(axis=2)
         lb = lb.reshape(N, n_seg, scale).sum(axis=2)

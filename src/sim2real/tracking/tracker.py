@@ -2,11 +2,11 @@
 
 Per frame: predict the pose (constant velocity), take the precomputed view of the part nearest
 to the predicted viewpoint, align it to the frame (projective point-to-plane ICP, robust kernel,
-coarse to fine), and score it (agreeing returns against see-through). States, with hysteresis:
-``tracking`` (the pose is trustworthy), ``lost`` (it is not: never move a robot on it) and
-``recovered`` (found again this frame by global registration; ``tracking`` from the next good
-frame on). When lost, the part is searched for with FPFH features and RANSAC, first around where
-it was last seen, then in the whole frame; given a detector, its proposals, then only near them.
+coarse to fine, with the outline's depth edges or colour), and score it (agreeing returns against
+see-through). States, with hysteresis: ``tracking`` (the pose is trustworthy), ``lost`` (it is
+not: never move a robot on it) and ``recovered`` (found again this frame by global registration;
+``tracking`` from the next good frame on). When lost, it is searched for (FPFH and RANSAC)
+around where it was last seen, then in the whole frame; given a detector, only near its proposals.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from sim2real.models.viewpoints import ViewpointModel
 from sim2real.tracking.background import StaticBackground
 from sim2real.tracking.bars import recovery_failures, tracking_failures, trusted_recovery
 from sim2real.tracking.config import TrackerConfig
+from sim2real.tracking.depth_outline import DepthOutlineModality
 from sim2real.tracking.depth_spread import depth_share
 from sim2real.tracking.fused_align import FusedSettings, fused_align, pose_spread_m
 from sim2real.tracking.icp import Alignment, align, evaluate, outline_edges
@@ -84,8 +85,7 @@ class Tracker:
         self.views: ViewpointModel = self.part.viewpoints(
             self.config.views, self.config.points_per_view
         )
-        # an occluder stands clear of the part; a surface closer to the model than this is a
-        # contradiction (the model would be inside it), not an occluder
+        # an occluder stands clear of the part: a surface nearer the model contradicts it
         self.occluder_m = float(np.clip(0.5 * self.views.diameter_m, 0.03, 0.10))
         self._search: LostSearch | None = None  # built when the part is first lost
         self.background = StaticBackground(camera) if self.config.static_camera else None
@@ -98,6 +98,7 @@ class Tracker:
             None if T_color_depth is None else check_rigid(T_color_depth, None, "T_color_depth"),
             self.config.region,
         )
+        self.depth_outline = DepthOutlineModality(camera, None, self.config.region)
         self._color: np.ndarray | None = None  # this frame's colour image, if any
         self._colors_trusted = False  # learned at a confirmed pose (not only at a given start)
         self.proposer: Proposer | None = None  # poses to try first when lost (a detector)
@@ -187,20 +188,23 @@ class Tracker:
     def _depth_align(
         self, depth: np.ndarray, T: np.ndarray, gates: tuple[float, ...], occluder_m: float
     ) -> Alignment:
+        a, cfg = self._icp(depth, T, gates, occluder_m), self.config
+        if not cfg.depth_outline:
+            return a
+        T = self.depth_outline.refine(
+            depth, self.views, a.T_cam_part, gates[-1], cfg.depth_sigma_m, self._weights
+        )
+        if T is None:  # the view's surface pins the pose by itself
+            return a
+        return self._evaluate(depth, T, self.views.nearest(T), cfg.inlier_m, occluder_m)
+
+    def _icp(self, depth: np.ndarray, T: np.ndarray, gates: tuple[float, ...], occluder_m: float):
         k = self.views.nearest(T)
         return align(
-            depth,
-            self.camera,
-            self.views.points[k],
-            self.views.normals[k],
-            T,
-            gates,
-            inlier_m=self.config.inlier_m,
-            occluder_m=occluder_m,
-            weights=self._weights(k),
-            edge_distance_m=self._edges(k),
-            edge_margin_px=self.config.outline_margin_px,
-        )
+            depth, self.camera, self.views.points[k], self.views.normals[k], T, gates,
+            inlier_m=self.config.inlier_m, occluder_m=occluder_m, weights=self._weights(k),
+            edge_distance_m=self._edges(k), edge_margin_px=self.config.outline_margin_px,
+        )  # fmt: skip
 
     def _uses_color(self) -> bool:
         """Colour this frame, learned colours, and colours that tell the part from its
