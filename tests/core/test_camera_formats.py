@@ -156,6 +156,23 @@ def test_zed_conf_is_sized_by_a_tracked_sequence_s_first_png(tmp_path):
     assert (seq.camera.fx, seq.camera.width, seq.camera.height) == (266.645, 672, 376)
 
 
+def test_zed_conf_is_sized_by_the_first_frame_for_depth_calibrate_and_npy_frames(tmp_path):
+    """`depth calibrate / depth gap --camera SN....conf` (sensors.reference) and a .npy frame
+    (the ZED SDK's numpy export) take the section of the first frame's size too."""
+    from sim2real.core.camera_io import load_camera_sized_by
+    from sim2real.sensors.reference import references_from_files
+
+    conf = tmp_path / "SN1.conf"
+    conf.write_text(ZED2_CONF)
+    np.save(tmp_path / "frame.npy", np.full((376, 672), 0.8, np.float32))
+    assert load_camera_sized_by(conf, tmp_path / "frame.npy").width == 672
+    refs = references_from_files([tmp_path / "frame.npy"], conf)  # a wall 0.8 m away
+    assert (refs[0].camera.fx, refs[0].camera.height) == (266.645, 376)
+    with pytest.raises(InputError, match="size"):  # a frame of no ZED size still says so
+        np.save(tmp_path / "odd.npy", np.full((100, 90), 0.8, np.float32))
+        load_camera_sized_by(conf, tmp_path / "odd.npy")
+
+
 def _k4a_camera(location, params, size, model="CALIBRATION_LensDistortionModelBrownConrady"):
     return {
         "Intrinsics": {"ModelParameterCount": 14, "ModelParameters": params, "ModelType": model},

@@ -142,24 +142,24 @@ def test_frame_of_another_size_raises_naming_the_size(tmp_path):
     assert "160x120" in str(err.value) and "320x240" in str(err.value)
 
 
-def test_millimetres_read_as_metres_are_refused_on_the_first_frame_with_returns(tmp_path):
-    save_camera(CAMERA, tmp_path / "cam.json")
-    frames = random_frames(2) * 1000.0  # float millimetres in .npy, which holds metres
-    frames[0] = 0.0  # a first frame without any return says nothing of the unit
-    for i, frame in enumerate(frames):
-        np.save(tmp_path / f"{i:06d}.npy", frame)
+def test_npy_frames_take_the_camera_s_unit_unless_they_are_float_metres(tmp_path):
+    # float millimetres (the ZED SDK's UNIT.MILLIMETER) were read as metres, 1000x too far
+    save_camera(CAMERA, tmp_path / "cam.json")  # depth_scale 0.001: millimetres
+    metres = random_frames(3)
+    metres[0] = 0.0  # a first frame without any return says nothing of the unit
+    for i, frame in enumerate(metres):
+        np.save(tmp_path / f"{i:06d}.npy", (frame * 1000.0).astype(np.float32))
     seq = load_sequence(sorted(tmp_path.glob("*.npy")), tmp_path / "cam.json")
-    seq.read(0)
-    with pytest.raises(InputError, match="looks like millimetres") as err:
-        seq.read(1)
-    assert err.value.field == "depth_scale" and "000001.npy" in str(err.value)
-    assert "000001.json" in str(err.value)  # float frames take a unit from a sidecar too
-    (tmp_path / "000001.json").write_text('{"depth_scale": 0.001}')
-    mm = load_sequence(sorted(tmp_path.glob("*.npy")), tmp_path / "cam.json")
-    assert np.allclose(mm.read(1), frames[1] / 1000.0, rtol=1e-6)
-    (tmp_path / "000001.json").unlink()
-    np.save(tmp_path / "000001.npy", frames[1] / 1000.0)  # metres: read on
-    assert load_sequence(sorted(tmp_path.glob("*.npy")), tmp_path / "cam.json").read(1).max() > 0
+    assert np.allclose(seq.read(1), metres[1], rtol=1e-6)
+    for i, frame in enumerate(metres):  # uint16 millimetres, as a PNG holds them
+        np.save(tmp_path / f"{i:06d}.npy", np.round(frame * 1000.0).astype(np.uint16))
+    seq = load_sequence(sorted(tmp_path.glob("*.npy")), tmp_path / "cam.json")
+    assert np.abs(seq.read(2) - metres[2]).max() <= 0.0005 + 1e-6
+    for i, frame in enumerate(metres):  # float metres: the camera's unit is for integers
+        np.save(tmp_path / f"{i:06d}.npy", frame.astype(np.float32))
+    seq = load_sequence(sorted(tmp_path.glob("*.npy")), tmp_path / "cam.json")
+    assert np.allclose(seq.read(1), metres[1]) and seq.float_metres
+    assert np.allclose(seq.read(2), metres[2])
 
 
 def test_a_camera_yaml_beside_the_frames_is_read_when_bop_gives_none(tmp_path):

@@ -334,3 +334,31 @@ def load_world_camera_pose(text: str | Path) -> np.ndarray:
     if path.is_file() and "camera2world_pose" in path.read_text(errors="replace")[:65536]:
         return load_camera_pose(path)
     return parse_pose(text, field="camera_pose")
+
+
+def load_camera_sized_by(path: str | Path, frame: str | Path, **kwargs: Any) -> CameraIntrinsics:
+    """``load_camera``; a file without the image size (a BOP scene_camera.json alone, ZED's
+    SN*.conf, Azure Kinect's raw calibration: sections per resolution) takes ``frame``'s."""
+    try:
+        return load_camera(path, **kwargs)
+    except InputError as exc:
+        if exc.field not in ("width", "height") or kwargs.get("width") is not None:
+            raise
+        size = _image_size(Path(frame))
+        if size is None:
+            raise
+    return load_camera(path, **kwargs, width=size[0], height=size[1])
+
+
+def _image_size(frame: Path) -> tuple[int, int] | None:
+    """(width, height) of a depth image or .npy frame, None where it cannot be read."""
+    try:
+        if frame.suffix.lower() == ".npy":
+            shape = np.load(frame, mmap_mode="r", allow_pickle=False).shape
+            return (int(shape[1]), int(shape[0])) if len(shape) == 2 else None
+        from PIL import Image
+
+        with Image.open(frame) as im:
+            return im.size
+    except (OSError, ValueError):
+        return None

@@ -234,11 +234,11 @@ def references_from_files(
     """Load each real frame (a depth image, or an organised point cloud, which brings its own
     camera) and build its reference geometry. The parts' poses hold for every frame (a static
     camera) and are refined per frame."""
-    from sim2real.core.camera_io import load_camera
+    from sim2real.core.camera_io import load_camera_sized_by
 
     if not frames:
         raise InputError(None, "--frames", "give at least one real depth frame")
-    camera = load_camera(camera_path) if camera_path is not None else None
+    camera = load_camera_sized_by(camera_path, frames[0]) if camera_path is not None else None
     refs = []
     for path in frames:
         depth, frame_camera = load_real_frame(

@@ -33,7 +33,7 @@ from sim2real.tracking.sequence_color import attach_color
 DEPTH_SUFFIXES = (".png", ".tif", ".tiff", ".npy", ".pgm")
 CLOUD_SUFFIXES = (".pcd", ".ply")
 """Organised point clouds read as depth frames (a list of files; a PLY needs --camera)."""
-_FIXED_UNIT_ENCODINGS = ("tum", "sun", "npy", "pgm")
+_FIXED_UNIT_ENCODINGS = ("tum", "sun", "pgm")
 _BY_SUFFIX = {".png": "png", ".tif": "tiff", ".tiff": "tiff", ".npy": "npy", ".pgm": "pgm"}
 
 
@@ -69,6 +69,8 @@ class Sequence:
     through its own (``frame_camera``)."""
     unit_checked: bool = field(default=False, init=False, repr=False)
     """Set once a frame with returns was read at a depth any camera works at (the unit holds)."""
+    float_metres: bool = field(default=False, init=False, repr=False)
+    """Set once a float frame was found in metres: the camera's unit is not tried again."""
 
     def __len__(self) -> int:
         return len(self.paths)
@@ -122,7 +124,7 @@ class Sequence:
         scale = self.depth_scale
         if self.depth_scale_by_frame is not None:
             scale = self.depth_scale_by_frame.get(self.frame_ids[i], scale)
-        if encoding in _FIXED_UNIT_ENCODINGS:
+        if encoding in _FIXED_UNIT_ENCODINGS or self.float_metres:
             scale = None
         # the encoding as given until a frame with returns passed the checks (read_depth looks
         # at what it guesses, 3 ms a frame): then the one it resolved to
@@ -130,9 +132,10 @@ class Sequence:
         try:
             depth = read_depth(path, encoding=given, depth_scale=scale)
         except InputError as exc:
-            if exc.field != "depth_scale" or scale is None or encoding != "tiff":
+            if exc.field != "depth_scale" or scale is None or encoding not in ("tiff", "npy"):
                 raise
-            depth = read_depth(path, encoding=encoding)  # a float TIFF: already metres
+            # float frames already in metres: the camera's unit is for integer ones
+            depth, self.float_metres = read_depth(path, encoding=encoding), True
         expected = (self.camera.height, self.camera.width)
         if depth.shape != expected:
             raise InputError(
@@ -156,23 +159,6 @@ CAMERA_FILES = ("camera.yaml", "camera.yml", "camera_intrinsic.json", "intrinsic
 
 def _camera_beside(folder: Path) -> Path | None:
     return next((folder / n for n in CAMERA_FILES if (folder / n).is_file()), None)
-
-
-def _camera_sized_by_frame(camera: Path, first: Path, image_id: int | None) -> CameraIntrinsics:
-    """A camera file; a BOP scene_camera.json without its image size (no camera.json beside
-    it) takes the size of the first PNG frame."""
-    from sim2real.core.camera_io import load_camera
-
-    try:
-        return load_camera(camera, image_id=image_id)
-    except InputError as exc:
-        if exc.field not in ("width", "height") or first.suffix.lower() != ".png":
-            raise
-    from PIL import Image
-
-    with Image.open(first) as im:
-        w, h = im.size
-    return load_camera(camera, image_id=image_id, width=w, height=h)
 
 
 def _cameras_by_frame(
@@ -275,7 +261,7 @@ def load_sequence(
     A RealSense recording (``.bag`` / ``.db3``): ``tracking.realsense.RealSenseRecording``
     (``align_color``: the SDK's colour aligned to depth instead of colour in its own camera).
     """
-    from sim2real.core.camera_io import load_camera
+    from sim2real.core.camera_io import load_camera, load_camera_sized_by
     from sim2real.core.depth_io import ENCODINGS
     from sim2real.tracking.realsense.recording import recording_source
 
@@ -330,14 +316,14 @@ def load_sequence(
     if scene_camera is not None and scene_camera.is_file():
         scales = bop_scales(scene_camera)
     if camera is not None:
-        intrinsics = _camera_sized_by_frame(camera, paths[0], None)
+        intrinsics = load_camera_sized_by(camera, paths[0])
     elif paths[0].suffix.lower() == ".pcd":  # an organised cloud carries its own pinhole
         from sim2real.sensors.real_frame import load_real_frame
 
         intrinsics = load_real_frame(paths[0], None)[1]
     elif scene_camera is not None and scene_camera.is_file():
         image_id = ids[0] if ids[0] in scales else None
-        intrinsics = _camera_sized_by_frame(scene_camera, paths[0], image_id)
+        intrinsics = load_camera_sized_by(scene_camera, paths[0], image_id=image_id)
         if one_camera:
             check_one_camera(scene_camera, ids)
         cameras = _cameras_by_frame(scene_camera, ids, intrinsics, scales)
