@@ -86,6 +86,9 @@ def test_a_plate_slid_along_itself_is_pulled_back_by_its_outline(plate, along_m)
 
     status, off = off_mm(tracker)
     assert status == "tracking" and off < 1.5, (status, off)
+    # the start's correction is no motion: the plate held still stays where it was found
+    r = tracker.update(depth)
+    assert 1e3 * np.linalg.norm(r.T_cam_part[:3, 3] - T[:3, 3]) < 1.5
     # the surface alone (and the 1.5 mm rim) leaves it 3-6 mm off
     _, icp_off = off_mm(Tracker(PLATE, CAMERA, TrackerConfig(depth_outline=False)))
     assert icp_off > max(2.5, 2 * off)

@@ -298,9 +298,9 @@ class Tracker:
         score = result.score if result is not None else 0.0
         if following:
             new_T = result.T_cam_part
-            velocity = (
+            velocity = (  # a given start's correction is no motion (the part may be still)
                 new_T @ np.linalg.inv(self.T)
-                if self.T is not None and status == "tracking"
+                if self.T is not None and status == "tracking" and self.status != "init"
                 else np.eye(4)
             )
             self.velocity = (
