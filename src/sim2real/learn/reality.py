@@ -37,27 +37,20 @@ from typing import Any
 from pydantic import Field, ValidationError
 
 from sim2real.core.errors import InputError
-from sim2real.core.strict import StrictModel, validation_error
+from sim2real.core.strict import validation_error
 from sim2real.core.yaml_io import read_yaml
 from sim2real.learn.misplaced_files import misplaced_file
+from sim2real.sim.names import ModelNameFields
 
 REALITY_DIR = Path(__file__).parent / "configs" / "realities"
 
 
-class Reality(StrictModel):
+class Reality(ModelNameFields):
     name: str = Field("", description="the reality's name (its file's stem by default)")
     description: str = Field("", description="what this world stands for, in words")
     model: str | None = Field(
         None,
         description="another built-in model name, MJCF or URDF path (default: the training's)",
-    )
-    joint_names: dict[str, str] = Field(
-        default_factory=dict,
-        description="{the task's joint: the model's}, for a model that names them otherwise",
-    )
-    body_names: dict[str, str] = Field(
-        default_factory=dict,
-        description="{the task's body: the model's}, for the bodies the task's parameters name",
     )
     params: dict[str, float] = Field(
         default_factory=dict,

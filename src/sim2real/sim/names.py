@@ -14,11 +14,28 @@ import difflib
 from dataclasses import dataclass, field
 
 import mujoco
+from pydantic import Field
 
 from sim2real.core.errors import InputError
+from sim2real.core.strict import StrictModel
 
 _JOINT_TRN = (mujoco.mjtTrn.mjTRN_JOINT, mujoco.mjtTrn.mjTRN_JOINTINPARENT)
 _BODY_OBJ = (mujoco.mjtObj.mjOBJ_BODY, mujoco.mjtObj.mjOBJ_XBODY)
+
+
+class ModelNameFields(StrictModel):
+    """Config fields that map the task's joint and body names to a model's own (a robot's URDF
+    names its joints otherwise), as ROS remaps names: read through a ``NameMap``."""
+
+    joint_names: dict[str, str] = Field(
+        default_factory=dict,
+        description="{the task's joint: the model's}, for a model that names them otherwise "
+        "(a robot's URDF): the task's names then read and write the model's joints",
+    )
+    body_names: dict[str, str] = Field(
+        default_factory=dict,
+        description="{the task's body: the model's}, for the bodies the task's parameters name",
+    )
 
 
 @dataclass(frozen=True)

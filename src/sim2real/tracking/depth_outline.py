@@ -28,7 +28,7 @@ from sim2real.models.viewpoints import ViewpointModel
 from sim2real.tracking.depth_spread import FLAT_SHARE, surface_pins
 from sim2real.tracking.fused_align import FusedSettings, free_directions, fused_align
 from sim2real.tracking.icp import depth_equations, edge_gap_m
-from sim2real.tracking.region import Lines, RegionModality
+from sim2real.tracking.region import Lines, RegionModality, pixels_along
 
 P_PART = 0.9
 """Chance that a return at the outline's depth is the part's (a farther one: 1 - P_PART)."""
@@ -58,12 +58,7 @@ class DepthOutlineModality(RegionModality):
 
     def _depths(self, depth: np.ndarray, lines: Lines, px: np.ndarray) -> np.ndarray:
         """(N, S) depth at centre + normal * px (nearest pixel, clipped) [m]."""
-        x = lines.centre[:, None, 0] + lines.normal[:, None, 0] * px[None]
-        y = lines.centre[:, None, 1] + lines.normal[:, None, 1] * px[None]
-        h, w = depth.shape[:2]
-        u = np.minimum(np.maximum(np.rint(x).astype(np.int64), 0), w - 1)
-        v = np.minimum(np.maximum(np.rint(y).astype(np.int64), 0), h - 1)
-        return depth.reshape(-1)[v * w + u]
+        return depth.reshape(-1)[pixels_along(lines, px, depth.shape)]
 
     def _part_chances(self, z: np.ndarray, lines: Lines, px: np.ndarray) -> np.ndarray:
         """(N, S) chance that each pixel along the lines (depths ``z`` at offsets ``px``) is the

@@ -115,6 +115,17 @@ class RegionEvidence:
     """Lines of the view."""
 
 
+def pixels_along(lines: Lines, offsets: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """(N, S) flat index of the pixel at centre + normal * offsets along each line, in an image
+    of ``shape`` (nearest pixel, clipped to the image)."""
+    x = lines.centre[:, None, 0] + lines.normal[:, None, 0] * offsets[None]
+    y = lines.centre[:, None, 1] + lines.normal[:, None, 1] * offsets[None]
+    h, w = shape[:2]
+    u = np.minimum(np.maximum(np.rint(x).astype(np.int64), 0), w - 1)
+    v = np.minimum(np.maximum(np.rint(y).astype(np.int64), 0), h - 1)
+    return v * w + u
+
+
 def _project(camera: CameraIntrinsics, p: np.ndarray) -> np.ndarray:
     z = np.maximum(p[:, 2], 1e-9)
     return np.stack([camera.fx * p[:, 0] / z + camera.cx, camera.fy * p[:, 1] / z + camera.cy], 1)
@@ -180,12 +191,7 @@ class RegionModality:
 
     def _samples(self, color: np.ndarray, lines: Lines, offsets: np.ndarray) -> np.ndarray:
         """(N, S, 3) colours at centre + normal * offsets (nearest pixel, clipped)."""
-        x = lines.centre[:, None, 0] + lines.normal[:, None, 0] * offsets[None]
-        y = lines.centre[:, None, 1] + lines.normal[:, None, 1] * offsets[None]
-        h, w = color.shape[:2]
-        u = np.minimum(np.maximum(np.rint(x).astype(np.int64), 0), w - 1)
-        v = np.minimum(np.maximum(np.rint(y).astype(np.int64), 0), h - 1)
-        return color.reshape(-1, 3)[v * w + u]
+        return color.reshape(-1, 3)[pixels_along(lines, offsets, color.shape)]
 
     # -- histograms ---------------------------------------------------------------------------
     def learn(self, color: np.ndarray, lines: Lines, rate: float | None = None) -> None:

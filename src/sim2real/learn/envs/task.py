@@ -20,10 +20,10 @@ from typing import Any, ClassVar
 from pydantic import Field, model_validator
 
 from sim2real.core.errors import InputError
-from sim2real.core.strict import StrictModel
 from sim2real.learn.envs import terms
 from sim2real.learn.randomization import Randomization
 from sim2real.sim.builtin import resolve_model
+from sim2real.sim.names import ModelNameFields
 
 
 def check_names(section: str, given, known) -> None:
@@ -37,7 +37,7 @@ def check_names(section: str, given, known) -> None:
             )
 
 
-class TaskConfig(StrictModel):
+class TaskConfig(ModelNameFields):
     """Everything that defines an environment apart from the randomization. A task's
     subclass sets the class variables (its terms and their defaults) and the field defaults."""
 
@@ -54,15 +54,6 @@ class TaskConfig(StrictModel):
 
     model: str = Field(
         ..., description="built-in name, the task's bundled model, or MJCF or URDF path"
-    )
-    joint_names: dict[str, str] = Field(
-        default_factory=dict,
-        description="{the task's joint: the model's}, for a model that names them otherwise "
-        "(a robot's URDF): the task's names then read and write the model's joints",
-    )
-    body_names: dict[str, str] = Field(
-        default_factory=dict,
-        description="{the task's body: the model's}, for the bodies the task's parameters name",
     )
     params: dict[str, float] = Field(
         default_factory=dict,
