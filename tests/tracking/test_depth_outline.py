@@ -105,3 +105,15 @@ def test_the_outline_moves_only_what_depth_leaves_free():
     # translations here, though their information in rad^-2 is 64 times smaller
     L = 0.125
     assert np.allclose(free_directions(np.diag([1e6 * L**2] * 3 + [1e6] * 3), 0.25, 0.05), 0.0)
+
+
+def test_only_a_followed_pose_takes_the_edges(plate):
+    # a re-found candidate (global search, proposals) is aligned by ICP alone: refined by the
+    # edges, a wrong one could pass the bars (a thin rod on a noisy sensor, found 62 cm off)
+    tracker, T, depth = plate
+    start = slid(T, 0.012)
+    refound = tracker._align(depth, start)
+    icp_only = Tracker(PLATE, CAMERA, TrackerConfig(depth_outline=False))._align(depth, start)
+    assert np.allclose(refound.T_cam_part, icp_only.T_cam_part)
+    followed = tracker._align(depth, start, tracker.config.track_occluder_m)
+    assert np.linalg.norm(followed.T_cam_part[:3, 3] - T[:3, 3]) < 0.0015

@@ -148,8 +148,9 @@ class Tracker:
     ) -> Alignment:
         """ICP from ``T_guess`` on the nearest view (with this frame's colour: depth and colour
         fused in each step), scored; ``occluder_m`` (default: the strict gap of a re-found pose)
-        is how far in front a surface must be to count as occluder."""
-        occluder_m = occluder_m or self.occluder_m
+        is how far in front a surface must be to count as occluder; only a followed pose (given
+        ``occluder_m``) takes depth edges, which can make a wrong re-found one pass."""
+        following, occluder_m = occluder_m is not None, occluder_m or self.occluder_m
         cfg = self.config
         fused = self._uses_color()
         if fused:
@@ -161,20 +162,16 @@ class Tracker:
             k = self.views.nearest(T)
             a = self._evaluate(depth, T, k, cfg.inlier_m, occluder_m)
         else:
-            a = self._depth_align(depth, T_guess, cfg.gates_m, occluder_m)
+            a = self._depth_align(depth, T_guess, cfg.gates_m, occluder_m, following)
             if self.views.nearest(a.T_cam_part) != self.views.nearest(T_guess):
                 # the view may change with the pose: settle once, at the finest gate
-                a = self._depth_align(depth, a.T_cam_part, cfg.gates_m[-1:], occluder_m)
+                a = self._depth_align(depth, a.T_cam_part, cfg.gates_m[-1:], occluder_m, following)
             T = a.T_cam_part
             k = self.views.nearest(T)
         a.outline, a.outline_returns, a.outline_clear = outline_edges(
-            depth,
-            self.camera,
-            self.views.contour_points[k],
-            self.views.contour_outward[k],
-            T,
+            depth, self.camera, self.views.contour_points[k], self.views.contour_outward[k], T,
             occluder_m=occluder_m,
-        )
+        )  # fmt: skip
         if fused:
             a.color_score = self.color_score(depth, T)
             points = self.views.points[k] @ T[:3, :3].T + T[:3, 3]
@@ -186,10 +183,10 @@ class Tracker:
         return a
 
     def _depth_align(
-        self, depth: np.ndarray, T: np.ndarray, gates: tuple[float, ...], occluder_m: float
+        self, depth: np.ndarray, T: np.ndarray, gates: tuple, occluder_m: float, edges: bool
     ) -> Alignment:
         a, cfg = self._icp(depth, T, gates, occluder_m), self.config
-        if not cfg.depth_outline:
+        if not (edges and cfg.depth_outline):
             return a
         T = self.depth_outline.refine(
             depth, self.views, a.T_cam_part, gates[-1], cfg.depth_sigma_m, self._weights
