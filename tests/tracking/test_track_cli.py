@@ -188,3 +188,15 @@ def test_run_rejects_an_init_behind_the_camera_and_missing_frames(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "missing frame" in proc.stderr
     assert len((tmp_path / "p.jsonl").read_text().splitlines()) == 11
+    # tracker settings from a YAML: a misspelt field is named with its close match, nothing
+    # written; a valid one is accepted and every frame tracked
+    settings = tmp_path / "tracker.yaml"
+    settings.write_text("depth_outlin: false\n")
+    args = ["track", "run", mesh, "--mesh-unit", "m", "--frames", seq, "--init", "auto"]
+    proc = run_cli(*args, "--out", tmp_path / "q.jsonl", "--settings", settings)
+    assert proc.returncode == 2 and "did you mean 'depth_outline'" in proc.stderr
+    assert "tracker.yaml" in proc.stderr and not (tmp_path / "q.jsonl").exists()
+    settings.write_text("depth_outline: false\nviews: 100\n")
+    proc = run_cli(*args, "--out", tmp_path / "q.jsonl", "--settings", settings)
+    assert proc.returncode == 0, proc.stderr
+    assert len((tmp_path / "q.jsonl").read_text().splitlines()) == 11

@@ -105,6 +105,14 @@ def run_cmd(
     report: Annotated[
         Path | None, typer.Option("--report", help="Folder for an HTML report.")
     ] = None,
+    settings: Annotated[
+        Path | None,
+        typer.Option(
+            "--settings",
+            help="Tracker settings YAML: any field of TrackerConfig, e.g. depth_outline: false "
+            "(docs/tracking.md); the rest keep their defaults.",
+        ),
+    ] = None,
 ) -> None:
     """Track MESH through depth frames; write its pose and status per frame."""
     from sim2real.core.atomic import check_writable
@@ -120,6 +128,13 @@ def run_cmd(
     check_writable(out, "--out")
     if report is not None:
         check_writable(report, "--report", folder=True)
+    config = None
+    if settings is not None:
+        from sim2real.core.strict import validate
+        from sim2real.core.yaml_io import read_yaml_mapping
+        from sim2real.tracking.config import TrackerConfig
+
+        config = validate(TrackerConfig, read_yaml_mapping(settings, "--settings"), settings)
     part = load_part(mesh, mesh_unit)
     given_symmetry = resolve_symmetry(symmetry, part.mesh.vertices, part.mesh.faces, obj_id=obj_id)
     source = frames[0] if len(frames) == 1 and frames[0].is_dir() else list(frames)
@@ -152,7 +167,9 @@ def run_cmd(
         if spec.lower() == "auto" or proposer is not None
         else parse_pose(init, rpy_deg=rpy_deg, field="--init", obj_id=obj_id)
     )
-    result = track_recording(part, sequence, T_init, symmetry=given_symmetry, proposer=proposer)
+    result = track_recording(
+        part, sequence, T_init, symmetry=given_symmetry, config=config, proposer=proposer
+    )
     write_pose_records(out, result.run.records)
     lines = result.summary_lines()
     typer.echo(f"wrote {out}: {lines[0]}")
