@@ -42,7 +42,9 @@ from sim2real.core.errors import InputError
 DEFAULT_DEPTH_SCALE = 0.001  # metres per unit: millimetres
 TUM_DEPTH_SCALE = 1.0 / 5000.0
 ENCODINGS = ("auto", "png", "tiff", "tum", "sun", "npy", "pgm")
-_BY_SUFFIX = {".png": "png", ".tif": "tiff", ".tiff": "tiff", ".npy": "npy", ".pgm": "pgm"}
+ENCODING_BY_SUFFIX = {".png": "png", ".tif": "tiff", ".tiff": "tiff", ".npy": "npy", ".pgm": "pgm"}
+FIXED_UNIT_ENCODINGS = ("tum", "sun", "pgm")
+"""Encodings whose unit is their own: no depth_scale applies."""
 
 
 def sidecar_path(path: str | Path) -> Path:
@@ -251,7 +253,7 @@ def _bop_scene_of(path: Path) -> Path | None:
 def _check_scale(path: Path, depth_scale: float | None, encoding: str) -> None:
     if depth_scale is None:
         return
-    if encoding in ("tum", "sun", "pgm"):
+    if encoding in FIXED_UNIT_ENCODINGS:
         raise InputError(
             path, "depth_scale", f"does not apply to the {encoding} encoding (its unit is fixed)"
         )
@@ -277,7 +279,7 @@ def read_depth(
         raise InputError(path, None, "depth image not found")
     guessed = encoding == "auto"
     if guessed:
-        encoding = _BY_SUFFIX.get(path.suffix.lower(), "")
+        encoding = ENCODING_BY_SUFFIX.get(path.suffix.lower(), "")
         if not encoding:
             raise InputError(
                 path,

@@ -20,6 +20,10 @@ from sim2real.core.errors import InputError
 from sim2real.core.strict import StrictModel
 
 _JOINT_TRN = (mujoco.mjtTrn.mjTRN_JOINT, mujoco.mjtTrn.mjTRN_JOINTINPARENT)
+JOINT_TARGET_KINDS = ("joint", "extra", "actuator")
+"""Parameter target kinds that name a joint (a driven joint's actuator is named like it)."""
+MAP_FIELD = {"joint": "joint_names", "body": "body_names"}
+"""The config field that maps each kind of element."""
 _BODY_OBJ = (mujoco.mjtObj.mjOBJ_BODY, mujoco.mjtObj.mjOBJ_XBODY)
 
 
@@ -56,12 +60,17 @@ class NameMap:
         """A parameter target written in the model's own names (a ``sysid fit`` sidecar's), in
         the names it is read by; a pattern stays as written."""
         field_, sep, own = target.partition(":")
-        kind = field_.split(".")[0]
+        kind = target_kind(target)
         if kind == "body":
             own = next((new for new, old in self.bodies.items() if old == own), own)
-        elif kind in ("joint", "extra", "actuator"):  # an actuator: named like its joint
+        elif kind in JOINT_TARGET_KINDS:
             own = self.joint(own)
         return f"{field_}{sep}{own}"
+
+
+def target_kind(target: str) -> str:
+    """The element kind a parameter target ``"<kind>.<field>:<name>"`` addresses."""
+    return target.partition(":")[0].split(".")[0]
 
 
 def rename_elements(spec: mujoco.MjSpec, names: NameMap) -> list[str]:
@@ -89,7 +98,7 @@ def _renames(spec: mujoco.MjSpec, kind: str, mapping: dict[str, str], source) ->
     """``{old name: (element, new name)}`` of one kind, checked against the model."""
     elements = spec.joints if kind == "joint" else spec.bodies[1:]  # bodies[0]: the world
     by_name = {e.name: e for e in elements if e.name}
-    field = "joint_names" if kind == "joint" else "body_names"
+    field = MAP_FIELD[kind]
     out: dict = {}
     for new, old in mapping.items():
         if old not in by_name:

@@ -24,17 +24,21 @@ from pathlib import Path
 import numpy as np
 
 from sim2real.core.camera import CameraIntrinsics
+from sim2real.core.depth_io import (
+    ENCODING_BY_SUFFIX,
+    ENCODINGS,
+    FIXED_UNIT_ENCODINGS,
+    read_depth,
+)
 from sim2real.core.errors import InputError
 from sim2real.core.json_io import read_json
 from sim2real.tracking.bop_scene import bop_intrinsics, bop_scales, check_one_camera, load_scene_gt
 from sim2real.tracking.frame_numbers import frame_number, numbered, ranges
 from sim2real.tracking.sequence_color import attach_color
 
-DEPTH_SUFFIXES = (".png", ".tif", ".tiff", ".npy", ".pgm")
+DEPTH_SUFFIXES = tuple(ENCODING_BY_SUFFIX)
 CLOUD_SUFFIXES = (".pcd", ".ply")
 """Organised point clouds read as depth frames (a list of files; a PLY needs --camera)."""
-_FIXED_UNIT_ENCODINGS = ("tum", "sun", "pgm")
-_BY_SUFFIX = {".png": "png", ".tif": "tiff", ".tiff": "tiff", ".npy": "npy", ".pgm": "pgm"}
 
 
 @dataclass
@@ -108,8 +112,6 @@ class Sequence:
         """(H, W) float32 depth in metres (0 = no return) of the ``i``-th frame (an index into
         the sequence, not a frame id). A frame whose size differs from the camera's raises
         ``InputError(path, "size", ...)``: the caller decides whether to stop or skip it."""
-        from sim2real.core.depth_io import read_depth
-
         path = self.paths[i]
         if path.suffix.lower() in CLOUD_SUFFIXES:  # an organised point cloud: its z per pixel
             from sim2real.sensors.real_frame import load_real_frame
@@ -120,11 +122,11 @@ class Sequence:
                 raise InputError(path, "size", str(exc.message)) from exc
         encoding = self.encoding
         if encoding == "auto":
-            encoding = _BY_SUFFIX.get(path.suffix.lower(), "auto")
+            encoding = ENCODING_BY_SUFFIX.get(path.suffix.lower(), "auto")
         scale = self.depth_scale
         if self.depth_scale_by_frame is not None:
             scale = self.depth_scale_by_frame.get(self.frame_ids[i], scale)
-        if encoding in _FIXED_UNIT_ENCODINGS or self.float_metres:
+        if encoding in FIXED_UNIT_ENCODINGS or self.float_metres:
             scale = None
         # the encoding as given until a frame with returns passed the checks (read_depth looks
         # at what it guesses, 3 ms a frame): then the one it resolved to
@@ -262,7 +264,6 @@ def load_sequence(
     (``align_color``: the SDK's colour aligned to depth instead of colour in its own camera).
     """
     from sim2real.core.camera_io import load_camera, load_camera_sized_by
-    from sim2real.core.depth_io import ENCODINGS
     from sim2real.tracking.realsense.recording import recording_source
 
     recording = recording_source(

@@ -17,12 +17,16 @@ from typing import Any
 from sim2real.core.errors import InputError
 from sim2real.learn.envs.task import Task
 from sim2real.sim.model import SimModel, load_sim_model
-from sim2real.sim.names import NameMap, model_names_hint
+from sim2real.sim.names import (
+    JOINT_TARGET_KINDS,
+    MAP_FIELD,
+    NameMap,
+    model_names_hint,
+    target_kind,
+)
 from sim2real.sim.targets import element_names
 
 _WILDCARDS = set("*?[")
-_JOINT_FIELDS = ("joint", "extra", "actuator")
-"""Target kinds that name a joint (an actuator is named like the joint it drives)."""
 
 
 def task_names(task: Task) -> tuple[list[str], list[str]]:
@@ -32,11 +36,11 @@ def task_names(task: Task) -> tuple[list[str], list[str]]:
     joints = [*task.joints, *task.actuated, task.push_joint, task.floating_base]
     bodies = []
     for _, target, *_ in task.model_rows:
-        field, _, name = target.partition(":")
+        name = target.partition(":")[2]
         if not name or _WILDCARDS & set(name):
             continue
-        kind = field.split(".")[0]
-        if kind in _JOINT_FIELDS:
+        kind = target_kind(target)
+        if kind in JOINT_TARGET_KINDS:
             joints.append(name)
         elif kind == "body":
             bodies.append(name)
@@ -49,8 +53,8 @@ def load_task_model(task: Task, cfg: Any) -> SimModel:
     joint or body the model lacks, unmapped) the task's name with no source, which a reality
     reports as a model of another robot."""
     joints, bodies = task_names(task)
-    _check_task_has("joint_names", cfg.joint_names, joints, task.env_id)
-    _check_task_has("body_names", cfg.body_names, bodies, task.env_id)
+    _check_task_has("joint", cfg.joint_names, joints, task.env_id)
+    _check_task_has("body", cfg.body_names, bodies, task.env_id)
     names = NameMap(dict(cfg.joint_names), dict(cfg.body_names), "config")
     path = task.model_path(cfg.model)
     sim = load_sim_model(path, drive_joints=list(task.actuated), names=names)
@@ -59,8 +63,8 @@ def load_task_model(task: Task, cfg: Any) -> SimModel:
     return sim
 
 
-def _check_task_has(field: str, mapping: dict[str, str], names: list[str], env_id: str) -> None:
-    kind = "joint" if field == "joint_names" else "body"
+def _check_task_has(kind: str, mapping: dict[str, str], names: list[str], env_id: str) -> None:
+    field = MAP_FIELD[kind]
     for name in mapping:
         if name not in names:
             close = difflib.get_close_matches(name, names, n=3, cutoff=0.4)
@@ -78,7 +82,7 @@ def _check_model_has(sim: SimModel, kind: str, needed: list[str]) -> None:
     missing = [n for n in needed if n not in have]
     if not missing:
         return
-    field = "joint_names" if kind == "joint" else "body_names"
+    field = MAP_FIELD[kind]
     example = ", ".join(f"{n}: <the model's>" for n in missing)
     why = (f"no {kind} {missing[0]!r} in the model{model_names_hint(missing[0], kind, have)}: "
            f"if the model names the task's {kind}s otherwise, map them: {field}: {{{example}}}")  # fmt: skip
