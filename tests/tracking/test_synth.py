@@ -56,6 +56,26 @@ def test_smooth_sequence_writes_and_reads_back(part, tmp_path):
     assert info["motion"] == "smooth" and info["profile"] == "realsense-d435"
 
 
+def test_a_small_part_stands_where_a_kinect_returns_its_depth(part):
+    # at the 0.4 m floor the part would be inside the Kinect's 0.5 m minimum range: no depth
+    seq = synth(part, "smooth", 3, get_preset("kinect-v1").profile)
+    assert seq.distance_m > 0.5 + 0.03
+    assert seq.median_returns > 0.8 and np.all(seq.visible > 0.95)
+
+
+def test_cli_warns_when_the_part_returns_no_depth(part_file, tmp_path):
+    from sim2real.sensors.profile import save_profile
+
+    kinect = get_preset("kinect-v1").profile
+    near_only = kinect.range.model_copy(update={"min_m": 0.1, "max_m": 0.3})  # the part: none
+    save_profile(kinect.model_copy(update={"range": near_only}), tmp_path / "far.yaml")
+    args = ["synth", str(part_file), "--out", str(tmp_path / "seq"), "--frames", "2"]
+    args += ["--sensor", "kinect-v1", "--profile", str(tmp_path / "far.yaml"), "--mesh-unit", "m"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "returns depth on only 0% of the part's visible pixels" in result.output
+
+
 def test_same_seed_same_sequence(part):
     a, b = synth(part, "smooth", 2, seed=4), synth(part, "smooth", 2, seed=4)
     assert np.array_equal(a.T_cam_part, b.T_cam_part)

@@ -53,6 +53,15 @@ def test_a_large_part_stands_back():
     assert layout.distance_m == pytest.approx(1.2)
 
 
+def test_the_part_stands_beyond_the_sensor_s_minimum_range():
+    # a Kinect returns nothing nearer than 0.5 m: 0.5 + radius 0.0616 + margin 0.03 = 0.5916 m
+    assert sm.scene_layout(MESH, CAMERA, DIAMETER, min_range_m=0.5).distance_m == pytest.approx(
+        0.5 + RADIUS + 0.03
+    )
+    # a D435's 0.28 m leaves the 0.4 m floor as it was
+    assert sm.scene_layout(MESH, CAMERA, DIAMETER, min_range_m=0.28).distance_m == 0.4
+
+
 def centres(poses: list[np.ndarray], layout: sm.Layout) -> np.ndarray:
     """(N, 3) world positions of the part's bounding-sphere centre."""
     return np.array([T[:3, :3] @ layout.centre_part + T[:3, 3] for T in poses])

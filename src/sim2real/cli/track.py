@@ -16,6 +16,8 @@ app = typer.Typer(
 )
 
 MOTION_CHOICES = ("smooth", "fast", "occluded", "leave-view")
+LOW_RETURNS = 0.5
+"""Below this share of the part's visible pixels with a return, ``track synth`` warns."""
 
 
 @app.command("synth")
@@ -80,6 +82,14 @@ def synth_cmd(
         f"{seq.peak_turn_deg_s:.0f} deg/s; visible {seq.visible.min():.0%}..{seq.visible.max():.0%}"
         f", {gone} frames out of view; {seq.render_ms:.0f} ms/frame"
     )
+    returns = seq.median_returns
+    if returns is not None and returns < LOW_RETURNS:
+        typer.echo(
+            f"warning: the sensor returns depth on only {returns:.0%} of the part's visible "
+            "pixels (median frame): the part is too dark, steep or near for it to be tracked "
+            "from depth",
+            err=True,
+        )
 
 
 @app.command("eval")

@@ -53,6 +53,9 @@ class SynthSequence:
     """(N, 4, 4) float64, metres: ground truth, also where the part is out of view."""
     visible: np.ndarray
     """(N,) visible fraction of the part (0 = out of view or hidden)."""
+    returns: np.ndarray
+    """(N,) share of the part's visible pixels with a depth return (NaN where none visible):
+    low where the part is dark, steep, or nearer than the sensor's minimum range."""
     status_gt: list[str]
     """'tracking' where >= 5 % of the part is visible, else 'lost'."""
     motion: str
@@ -69,6 +72,12 @@ class SynthSequence:
     def __len__(self) -> int:
         return len(self.depth_m)
 
+    @property
+    def median_returns(self) -> float | None:
+        """Median over the frames that show the part of ``returns``; None if none shows it."""
+        seen = self.returns[np.isfinite(self.returns)]
+        return float(np.median(seen)) if seen.size else None
+
     def info(self) -> dict:
         return {
             "motion": self.motion,
@@ -81,6 +90,7 @@ class SynthSequence:
             "peak_speed_m_s": self.peak_speed_m_s,
             "peak_turn_deg_s": self.peak_turn_deg_s,
             "min_visible": float(self.visible.min()),
+            "median_returns": self.median_returns,
             "frames_out_of_view": int(np.sum(self.visible < GONE_MAX)),
             "T_world_cam": self.T_world_cam.tolist(),
         }
@@ -211,15 +221,15 @@ def synthesize_sequence(
         raise InputError(None, "--frames", f"need at least 1 frame, got {frames}")
     rng = np.random.default_rng(seed)
     diameter = diameter_m(mesh.vertices)
-    layout = scene_layout(mesh, camera, diameter)
+    limits = getattr(profile, "range", None)
+    min_range = float(limits.min_m) if limits is not None else 0.0
+    layout = scene_layout(mesh, camera, diameter, min_range)
     T_cam_world = invert_pose(layout.T_world_cam)
     poses_world = trajectory(motion, frames, rng, layout, camera)
     boxes = _distractors(rng, layout, diameter)
     table = GroundPlane(T_cam_world, size_m=max(2.0, 4 * layout.distance_m))
     part_alone = _PartAlone(mesh, layout.radius_m)
-    limits = getattr(profile, "range", None)
-    min_range = float(limits.min_m) if limits is not None else 0.0
-    depths, poses, visible = [], [], []
+    depths, poses, visible, returns = [], [], [], []
     started = time.perf_counter()
     for i, T_world_part in enumerate(poses_world):
         T_cam_part = T_cam_world @ T_world_part
@@ -232,8 +242,10 @@ def synthesize_sequence(
             objects.append(SceneObject(bar, np.eye(4)))
         scene = Scene(objects, plane=table, names=[o.mesh.name for o in objects])
         result = DepthRenderer(scene, camera).render(profile, seed=seed + i)
-        seen = int(np.sum(result.frame.object_id == 0))
+        part_px = result.frame.object_id == 0
+        seen = int(np.sum(part_px))
         visible.append(0.0 if alone is None or seen == 0 else min(1.0, seen / alone[0]))
+        returns.append(np.sum(result.depth_m[part_px] > 0) / seen if seen else np.nan)
         depths.append(result.depth_m)
         poses.append(T_cam_part)
     render_ms = (time.perf_counter() - started) * 1e3 / frames
@@ -245,6 +257,7 @@ def synthesize_sequence(
         depth_m=depths,
         T_cam_part=poses_arr,
         visible=vis,
+        returns=np.array(returns),
         status_gt=["tracking" if v >= GONE_MAX else "lost" for v in vis],
         motion=motion,
         seed=seed,

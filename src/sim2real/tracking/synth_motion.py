@@ -18,6 +18,8 @@ FPS = 30.0
 ELEVATION_DEG = 50.0
 SPAN_OF_WIDTH = 0.30
 DISTANCE_RANGE_M = (0.4, 1.2)
+RANGE_MARGIN_M = 0.03
+"""The part's bounding sphere stays this far beyond the sensor's minimum range."""
 FAST_SPEED_M_S = 1.0
 FAST_TURN_DEG_S = 180.0
 MINJERK_PEAK = 1.875  # peak of d/dtau of 10 tau^3 - 15 tau^4 + 6 tau^5
@@ -39,12 +41,16 @@ class Layout:
     T_world_cam: np.ndarray
 
 
-def scene_layout(mesh: Mesh, camera: CameraIntrinsics, diameter: float) -> Layout:
+def scene_layout(
+    mesh: Mesh, camera: CameraIntrinsics, diameter: float, min_range_m: float = 0.0
+) -> Layout:
+    """Where the camera stands: the part spans about ``SPAN_OF_WIDTH`` of the image, no nearer
+    than the sensor returns depth (``min_range_m``: a Kinect's 0.5 m)."""
     centre = mesh.centre_m
     radius = float(np.linalg.norm(mesh.vertices - centre, axis=1).max())
     distance = diameter * camera.fx / (SPAN_OF_WIDTH * camera.width)
     distance = float(np.clip(distance, *DISTANCE_RANGE_M))
-    distance = max(distance, radius + 0.3)
+    distance = max(distance, radius + 0.3, min_range_m + radius + RANGE_MARGIN_M)
     height = radius + 0.01
     el = np.radians(ELEVATION_DEG)
     target = np.array([0.0, 0.0, height])
