@@ -122,10 +122,10 @@ def test_after_failed_proposals_the_search_looks_only_near_them(depth, monkeypat
     seen = []
     original = LostSearch.find
 
-    def spy(self, depth, last_T, lost_frames, align, align_nearest, around=None):
+    def spy(self, depth, last_T, lost_frames, align, align_nearest, around=None, noise_m=None):
         regions = list(self.regions(depth, last_T, lost_frames, around))
         seen.append((around, regions, self.views.diameter_m))
-        return original(self, depth, last_T, lost_frames, align, align_nearest, around)
+        return original(self, depth, last_T, lost_frames, align, align_nearest, around, noise_m)
 
     monkeypatch.setattr(LostSearch, "find", spy)
     tracker = Tracker(BRACKET, CAMERA, TrackerConfig(views=300))

@@ -28,8 +28,10 @@ from sim2real.tracking.icp import Alignment
 from sim2real.tracking.relocalize import (
     FIRST_SEARCH_TRIES,
     FOREGROUND_TRIES,
+    NOISE_VOXELS,
     GlobalSearch,
     LostSearch,
+    search_voxel_m,
 )
 
 CFG = TrackerConfig()
@@ -123,6 +125,24 @@ def base_search() -> LostSearch:
     return LostSearch(mesh, one_view(), CAMERA, CFG, None)
 
 
+def test_the_search_voxel_coarsens_with_the_depth_noise_only(base_search):
+    """The box's default voxel (3 % of its 12.3 cm diagonal, 3.7 mm) holds for a quiet frame;
+    a frame of 5 mm noise is searched at 1.5 x 5 mm, rebuilt once, and back when quiet."""
+    mesh, default = base_search.mesh, base_search.search.voxel
+    assert default == pytest.approx(0.03 * np.linalg.norm(BOX.extents))
+    assert search_voxel_m(CFG, mesh, None) == default
+    assert search_voxel_m(CFG, mesh, 0.001) == default
+    assert search_voxel_m(CFG, mesh, 0.005) == pytest.approx(NOISE_VOXELS * 0.005)
+    off = CFG.model_copy(update={"noise_sigmas": 0.0})
+    assert search_voxel_m(off, mesh, 0.005) == default
+    s = copy.copy(base_search)
+    nothing = np.zeros((CAMERA.height, CAMERA.width))
+    assert s.find(nothing, None, 1, None, None, noise_m=0.005) is None
+    assert s.search.voxel == pytest.approx(0.0075)
+    assert s.find(nothing, None, 1, None, None, noise_m=None) is None
+    assert s.search.voxel == default
+
+
 def with_background(search: LostSearch, frames: list[np.ndarray], every: int = 10) -> LostSearch:
     s = copy.copy(search)
     s.config = CFG.model_copy(update={"full_search_every": every})
@@ -208,6 +228,7 @@ class Proposals:
 def run_find(base_search, proposals: Proposals, results: dict[float, Alignment], nearest=None):
     """``find`` with ICP results looked up by the pose's x (``align_nearest`` adds 100)."""
     s = copy.copy(base_search)
+    proposals.voxel = base_search.search.voxel  # a quiet frame: no new voxel
     s.search = proposals
     aligned = []
 

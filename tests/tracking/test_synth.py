@@ -11,23 +11,11 @@ from typer.testing import CliRunner
 from sim2real.cli.track import app
 from sim2real.core.camera import CameraIntrinsics
 from sim2real.core.errors import InputError
-from sim2real.core.mesh_io import validate_mesh
 from sim2real.sensors.presets import get_preset
 from sim2real.tracking.sequence import load_sequence
 from sim2real.tracking.synth import synthesize_sequence
 
 CAMERA = CameraIntrinsics.from_hfov(320, 240, 70.0, depth_scale=0.001)
-
-
-@pytest.fixture(scope="module")
-def part():
-    """An L-shaped part, 8 x 4 x 5 cm (no symmetry)."""
-    base = trimesh.creation.box((0.08, 0.04, 0.01))
-    base.apply_translation((0, 0, 0.005))
-    wall = trimesh.creation.box((0.01, 0.04, 0.05))
-    wall.apply_translation((-0.035, 0, 0.025))
-    tm = trimesh.util.concatenate([base, wall])
-    return validate_mesh(tm.vertices, tm.faces, "test", "ell")
 
 
 def synth(part, motion, frames, profile=None, seed=0):

@@ -64,6 +64,15 @@ class TrackerConfig(StrictModel):
     inlier_m: float = Field(
         0.006, gt=0, description="agreeing-return tolerance (at least 1 % of depth) [m]"
     )
+    noise_sigmas: float = Field(
+        2.0,
+        ge=0,
+        description="the agreeing-return tolerance and the ICP gates are at least this many "
+        "standard deviations of the frame's own depth noise, read where the part is expected "
+        "(``tracking.depth_noise``), and the lost part's search voxel 1.5 of them: a sensor "
+        "noisier than the 6 mm suit is not called lost on the true pose (2.5 let a bracket "
+        "re-found 180 deg over pass on 5 mm noise); 0 = the fixed tolerances alone",
+    )
     search_voxel_m: float | None = Field(
         None, description="voxel of the global search; None = 3 % of the diameter"
     )

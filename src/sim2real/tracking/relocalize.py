@@ -26,6 +26,12 @@ STILL_SHARE = 0.5
 """A re-found pose with less than this share of its points on what moved is on still things."""
 FOREGROUND_TRIES = 6
 """RANSAC runs on the foreground: it is small (only what moved), so more draws are cheap."""
+NOISE_VOXELS = 1.5
+"""The search's voxel is at least this many standard deviations of the frame's depth noise:
+finer, its normals and features are the noise's (an L515 read at 5 mm std, the bracket leaving
+the view and coming back: re-found at voxels of 7.5-8 mm, not at the 4.4 mm default or 12 mm)."""
+REVOXEL = np.log(1.25)
+"""The search is rebuilt for a new voxel only when it differs by a quarter or more."""
 FIRST_SEARCH_TRIES = 12
 """RANSAC runs of the very first search (no pose yet, no background): nothing to fall back on.
 On the PCL milk scene 35-100 % of the runs end at the right pose, by the seed of the model's
@@ -50,7 +56,8 @@ class LostSearch:
         self.camera = camera
         self.config = config
         self.background = background
-        self.search = GlobalSearch(mesh, config.search_voxel_m)
+        self.mesh = mesh
+        self.search = GlobalSearch(mesh, search_voxel_m(config, mesh, None))
 
     def regions(
         self,
@@ -117,11 +124,16 @@ class LostSearch:
         align: Callable[[np.ndarray, np.ndarray], Alignment],
         align_nearest: Callable[[np.ndarray, np.ndarray], np.ndarray],
         around: np.ndarray | None = None,
+        noise_m: float | None = None,
     ) -> Alignment | None:
         """The best re-found pose (trusted ones end the search), or None. ``align(depth, T)``:
         the tracker's scored ICP from T; ``align_nearest(depth, T)``: its wider-capture start;
-        ``around``: search only near these points (:meth:`regions`)."""
+        ``around``: search only near these points (:meth:`regions`); ``noise_m``: the frame's
+        depth noise std (``depth_noise.frame_noise_m``), which sets the least voxel."""
         cfg = self.config
+        voxel = search_voxel_m(cfg, self.mesh, noise_m)
+        if abs(np.log(voxel / self.search.voxel)) >= REVOXEL:
+            self.search = GlobalSearch(self.mesh, voxel)
         static = self.background is not None and self.background.frames > 0
         moved_mask = self.background.foreground_mask(depth) if static else None  # once a frame
         best = None
@@ -147,7 +159,7 @@ class GlobalSearch:
         self.o3d = o3d
         o3d.utility.set_verbosity_level(o3d.utility.VerbosityLevel.Error)  # RANSAC warns per try
         self.diameter = float(np.linalg.norm(mesh.vertices.max(axis=0) - mesh.vertices.min(axis=0)))
-        self.voxel = voxel_m or max(0.003, 0.03 * self.diameter)
+        self.voxel = voxel_m or max(0.003, 0.03 * self.diameter)  # as search_voxel_m
         legacy = o3d.geometry.TriangleMesh(
             o3d.utility.Vector3dVector(mesh.vertices), o3d.utility.Vector3iVector(mesh.faces)
         )
@@ -211,6 +223,16 @@ class GlobalSearch:
             if result.fitness > 0:
                 out.append(np.asarray(result.transformation))
         return out
+
+
+def search_voxel_m(config: TrackerConfig, mesh: Mesh, noise_m: float | None) -> float:
+    """The global search's voxel: as configured (default 3 % of the diameter, at least 3 mm),
+    or ``NOISE_VOXELS`` times the depth noise std ``noise_m`` where that is coarser."""
+    diameter = float(np.linalg.norm(mesh.extent_m))
+    voxel = config.search_voxel_m or max(0.003, 0.03 * diameter)
+    if noise_m is None or config.noise_sigmas <= 0:
+        return voxel
+    return max(voxel, NOISE_VOXELS * noise_m)
 
 
 def points_near(points: np.ndarray, centres: np.ndarray, diameter_m: float) -> np.ndarray:

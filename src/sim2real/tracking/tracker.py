@@ -26,6 +26,7 @@ from sim2real.models.viewpoints import ViewpointModel
 from sim2real.tracking.background import StaticBackground
 from sim2real.tracking.bars import recovery_failures, tracking_failures, trusted_recovery
 from sim2real.tracking.config import TrackerConfig
+from sim2real.tracking.depth_noise import frame_noise_m, noise_config
 from sim2real.tracking.depth_outline import DepthOutlineModality
 from sim2real.tracking.depth_spread import depth_share
 from sim2real.tracking.fused_align import FusedSettings, fused_align, pose_spread_m
@@ -81,7 +82,7 @@ class Tracker:
         self.part = part if isinstance(part, PreparedModel) else PreparedModel(part)
         self.mesh = self.part.mesh
         self.camera = camera
-        self.config = config or TrackerConfig()
+        self.config = self.settings = config or TrackerConfig()  # ``config``: widened per frame
         self.views: ViewpointModel = self.part.viewpoints(
             self.config.views, self.config.points_per_view
         )
@@ -90,6 +91,7 @@ class Tracker:
         self._search: LostSearch | None = None  # built when the part is first lost
         self.background = StaticBackground(camera) if self.config.static_camera else None
         self._lost_frames = 0
+        self._noise_m: float | None = None  # this frame's depth noise std (depth_noise)
         self.T: np.ndarray | None = None
         self.velocity = np.eye(4)
         self.status = "lost"
@@ -243,7 +245,9 @@ class Tracker:
                 f"frame is {depth.shape[1]}x{depth.shape[0]}, the camera {self.camera.width}x{self.camera.height}",
             )
         self._color = None if color is None else self._checked_color(color)
-        cfg = self.config
+        guess = None if self.T is None else self.velocity @ self.T
+        self._noise_m = frame_noise_m(depth, self.camera, self.views, guess)
+        self.config = cfg = noise_config(self.settings, self._noise_m)
         if self._color is not None and self.status == "init" and not self.region.histograms.ready:
             # the given start pose teaches the part's colours (refined once the track holds)
             self.region.learn(
@@ -255,11 +259,12 @@ class Tracker:
         # continuing a confirmed track, an occluder may come close to the part (a gripper);
         # a pose not confirmed yet must keep a clear gap to anything in front of it
         margin = cfg.track_occluder_m if was_tracking or self.status == "init" else None
-        if self.T is not None:
-            guess = self.velocity @ self.T
+        if guess is not None:
             result = self._align(depth, guess, margin)
-            if not self._confirms(result) and not np.allclose(guess, self.T):
-                alt = self._align(depth, self.T, margin)  # the motion may have stopped
+            # the motion may stop; on noise-widened tolerances an ICP slid under an occluder passes
+            retry = cfg is not self.settings or not self._confirms(result)
+            if retry and not np.allclose(guess, self.T):
+                alt = self._align(depth, self.T, margin)
                 if alt.score > result.score:
                     result = alt
             if not self._confirms(result):  # fast motion: widen the capture
@@ -295,14 +300,10 @@ class Tracker:
         score = result.score if result is not None else 0.0
         if following:
             new_T = result.T_cam_part
-            velocity = (  # a given start's correction is no motion (the part may be still)
-                new_T @ np.linalg.inv(self.T)
-                if self.T is not None and status == "tracking" and self.status != "init"
-                else np.eye(4)
-            )
-            self.velocity = (
-                velocity if np.linalg.norm(velocity[:3, 3]) < cfg.max_step_m else np.eye(4)
-            )
+            # a given start's correction is no motion (the part may be still)
+            moved = self.T is not None and status == "tracking" and self.status != "init"
+            v = new_T @ np.linalg.inv(self.T) if moved else np.eye(4)
+            self.velocity = v if np.linalg.norm(v[:3, 3]) < cfg.max_step_m else np.eye(4)
             self.T = new_T
         else:
             self.velocity = np.eye(4)
@@ -384,11 +385,10 @@ class Tracker:
             around = proposal_centres(proposals, self.mesh)  # its search: only where it says
         if self._search is None:
             self._search = LostSearch(
-                self.mesh, self.views, self.camera, self.config, self.background
+                self.mesh, self.views, self.camera, self.settings, self.background
             )
-        return self._search.find(
-            depth, self.T, self._lost_frames, self._align, self._align_nearest, around
-        )
+        aligners = (self._align, self._align_nearest)
+        return self._search.find(depth, self.T, self._lost_frames, *aligners, around, self._noise_m)
 
 
 def score_pose(tracker: Tracker, depth: np.ndarray, T: np.ndarray) -> Alignment:
