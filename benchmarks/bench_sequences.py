@@ -108,7 +108,7 @@ def main() -> None:
     if pooled:
         auroc = score_auroc([s for s, _ in pooled], [c for _, c in pooled])
         wrong = sum(not c for _, c in pooled)
-        text = "n/a (no wrong pose)" if auroc is None else f"{auroc:.3f}"
+        text = "n/a (all right or all wrong)" if auroc is None else f"{auroc:.3f}"
         print(
             f"loss score AUROC (leave-view, occluded, fast): {text} over {len(pooled)} frames, "
             f"{wrong} with a wrong pose"
