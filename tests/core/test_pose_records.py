@@ -54,7 +54,7 @@ def test_read_pose_records_and_its_errors(tmp_path):
 def test_written_records_read_back_equal(tmp_path):
     T = np.array([[0, -1, 0, 0.1], [1, 0, 0, -0.2], [0, 0, 1, 0.7], [0, 0, 0, 1.0]])
     records = [
-        PoseRecord(frame=0, status="tracking", score=0.91, T_cam_part=T, ms=4.2),
+        PoseRecord(frame=0, status="tracking", score=0.91, T_cam_part=T, ms=4.2, noise_mm=4.97),
         PoseRecord(frame=3, status="lost", score=None, T_cam_part=None, ms=None),
         PoseRecord(frame=4, status="lost", score=1.0, T_cam_part=T, refused=("pose_spread",)),
     ]
@@ -62,6 +62,7 @@ def test_written_records_read_back_equal(tmp_path):
     write_pose_records(path, records)
     lines = path.read_text().splitlines()
     assert '"refused"' not in lines[0] and '"refused": ["pose_spread"]' in lines[2]
+    assert '"noise_mm": 4.97' in lines[0] and '"noise_mm"' not in lines[1]
     back = read_pose_records(path)
     assert [r.model_dump(exclude={"T_cam_part"}) for r in back] == [
         r.model_dump(exclude={"T_cam_part"}) for r in records

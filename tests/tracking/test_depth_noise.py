@@ -8,6 +8,7 @@ from sim2real.core.camera import CameraIntrinsics
 from sim2real.sensors.presets import get_preset
 from sim2real.tracking.config import TrackerConfig
 from sim2real.tracking.depth_noise import noise_config, second_difference_noise_m
+from sim2real.tracking.run import noise_line
 from sim2real.tracking.synth import synthesize_sequence
 from sim2real.tracking.tracker import Tracker
 
@@ -84,3 +85,13 @@ def test_a_d435_frame_keeps_the_configured_tolerances(part):
     statuses, tracker = track(part, "realsense-d435")
     assert statuses.count("tracking") == len(statuses)
     assert tracker.config is tracker.settings
+
+
+def test_the_run_summary_says_the_noise_and_where_it_widened_the_tolerance():
+    quiet = noise_line([0.6, 0.7, 0.5], TrackerConfig())
+    assert quiet == "depth noise where the part was expected: median 0.60 mm std"
+    noisy = noise_line([5.0, 4.9, 5.1, 2.0], TrackerConfig())
+    assert "median 4.95 mm std" in noisy
+    assert "6.0 mm agreeing-return tolerance widened to 2 std (9.9 mm) on 3 of 4 frames" in noisy
+    off = noise_line([5.0], TrackerConfig(noise_sigmas=0.0))
+    assert "widened" not in off

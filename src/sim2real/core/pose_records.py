@@ -10,7 +10,9 @@
 - ``ms``: time spent on the frame [ms] (null: not measured);
 - ``refused`` (only on some lost frames): the bars the frame's best pose missed, of ``score``,
   ``outline``, ``outline_returns``, ``support``, ``in_image``, ``pose_spread`` (the evidence
-  does not pin the pose); absent when the tracker had no pose to judge.
+  does not pin the pose); absent when the tracker had no pose to judge;
+- ``noise_mm`` (optional): the frame's depth noise std where the part was expected [mm]
+  (``tracking.depth_noise``), which the tracker's tolerances widen to.
 """
 
 from __future__ import annotations
@@ -64,8 +66,11 @@ class PoseRecord(StrictModel):
     refused: tuple[str, ...] | None = Field(
         None, description="a lost frame's best pose: the bars it missed (see the module doc)"
     )
+    noise_mm: float | None = Field(
+        None, ge=0, description="the frame's depth noise std where the part was expected [mm]"
+    )
 
-    @field_validator("score", "ms", mode="before")
+    @field_validator("score", "ms", "noise_mm", mode="before")
     @classmethod
     def _numbers(cls, value: Any) -> Any:
         return _number_or_none(value)
@@ -102,8 +107,9 @@ class PoseRecord(StrictModel):
     def to_json(self) -> str:
         """One line of ``poses.jsonl`` (no newline)."""
         data = self.model_dump(mode="json")
-        if data["refused"] is None:
-            del data["refused"]
+        for optional in ("refused", "noise_mm"):
+            if data[optional] is None:
+                del data[optional]
         return json.dumps(data)
 
 

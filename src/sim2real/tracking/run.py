@@ -170,6 +170,9 @@ class RecordingTrack:
             )
             missed = ", ".join(f"{bar} {n}" for bar, n in refused.most_common())
             lines.append(f"lost frames' best poses missed: {missed}{why}")
+        noise = [r.noise_mm for r in records if r.noise_mm is not None]
+        if noise:
+            lines.append(noise_line(noise, self.run.tracker.settings))
         if self.part.returns is not None:
             lines.append(f"using the tuned surface returns of {self.part.folder}")
         res = self.residual
@@ -226,3 +229,17 @@ def track_recording(
             visible=getattr(sequence, "visible", None),
         )
     return out
+
+
+def noise_line(noise_mm: list[float], settings: TrackerConfig) -> str:
+    """The frames' depth noise, and how far it widened the agreeing-return tolerance."""
+    median = float(np.median(noise_mm))
+    line = f"depth noise where the part was expected: median {median:.2f} mm std"
+    widened = sum(settings.noise_sigmas * n > 1e3 * settings.inlier_m for n in noise_mm)
+    if widened:
+        line += (
+            f"; the {1e3 * settings.inlier_m:.1f} mm agreeing-return tolerance widened to "
+            f"{settings.noise_sigmas:g} std ({settings.noise_sigmas * median:.1f} mm) on "
+            f"{widened} of {len(noise_mm)} frames"
+        )
+    return line

@@ -57,6 +57,7 @@ class TrackResult:
             T_cam_part=self.T_cam_part,
             ms=round(self.ms, 3),
             refused=self.details.get("refused"),
+            noise_mm=self.details.get("noise_mm"),
         )
 
 
@@ -261,11 +262,12 @@ class Tracker:
         margin = cfg.track_occluder_m if was_tracking or self.status == "init" else None
         if guess is not None:
             result = self._align(depth, guess, margin)
-            # the motion may stop; on noise-widened tolerances an ICP slid under an occluder passes
-            retry = cfg is not self.settings or not self._confirms(result)
-            if retry and not np.allclose(guess, self.T):
+            # the motion may stop; noise-widened, an ICP slid under an occluder passes (fewer agree)
+            widened = cfg is not self.settings
+            if (widened or not self._confirms(result)) and not np.allclose(guess, self.T):
                 alt = self._align(depth, self.T, margin)
-                if alt.score > result.score:
+                key = (lambda a: (self._confirms(a), a.inliers)) if widened else (lambda a: a.score)
+                if key(alt) > key(result):
                     result = alt
             if not self._confirms(result):  # fast motion: widen the capture
                 # a pose slid along a flat face agrees in depth as well as the right one; its
@@ -323,6 +325,7 @@ class Tracker:
         T_out = self.T if self.T is not None else np.eye(4)
         ms = (time.perf_counter() - started) * 1e3
         details = {} if result is None else result.details()
+        details["noise_mm"] = None if self._noise_m is None else round(1e3 * self._noise_m, 3)
         if status == "lost" and result is not None:
             # why the best pose of the frame is not reported (found poses face the strict bars)
             followed = result is not found and judged_as_followed
