@@ -199,11 +199,11 @@ class Tracker:
         return self._evaluate(depth, T, self.views.nearest(T), cfg.inlier_m, occluder_m)
 
     def _icp(self, depth: np.ndarray, T: np.ndarray, gates: tuple[float, ...], occluder_m: float):
-        k = self.views.nearest(T)
+        k, front = self.views.nearest(T), occluder_m if self.config is not self.settings else np.inf
         return align(
             depth, self.camera, self.views.points[k], self.views.normals[k], T, gates,
             inlier_m=self.config.inlier_m, occluder_m=occluder_m, weights=self._weights(k),
-            edge_distance_m=self._edges(k), edge_margin_px=self.config.outline_margin_px,
+            edge_distance_m=self._edges(k), edge_margin_px=self.config.outline_margin_px, front_m=front,
         )  # fmt: skip
 
     def _uses_color(self) -> bool:
