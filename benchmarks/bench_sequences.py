@@ -5,8 +5,8 @@ python benchmarks/bench_sequences.py [--seeds 1 2 3] [--frames 100] [--sensor PR
 
 The built-in bracket (144 mm) rendered by ``synthesize_sequence`` with the realsense-d435 preset
 (848x480; ``--sensor``: another, e.g. realsense-l515 at 5 mm noise, where ``--noise-sigmas 0``
-is the fixed-tolerance tracker it is compared with), for each motion of the tracking issue; the tracker starts from the first frame's
-ground-truth pose. Targets (issue #4): smooth ADD < 10 % d (symmetry-aware; ADD-S until
+is the fixed-tolerance tracker it is compared with), for each motion of the tracking issue;
+the tracker starts from the first frame's ground-truth pose. Targets (issue #4): smooth ADD < 10 % d (symmetry-aware; ADD-S until
 2026-12-07) on >= 98 % of visible frames and
 median < 2 mm; fast >= 90 %; occluded >= 90 %; leave-view `lost` within 2 frames and correct
 again within 5 frames of the return; `tracking` precision >= 99 % over all sequences.

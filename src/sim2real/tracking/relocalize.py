@@ -160,7 +160,7 @@ class GlobalSearch:
         self.o3d = o3d
         o3d.utility.set_verbosity_level(o3d.utility.VerbosityLevel.Error)  # RANSAC warns per try
         self.diameter = float(np.linalg.norm(mesh.vertices.max(axis=0) - mesh.vertices.min(axis=0)))
-        self.voxel = voxel_m or max(0.003, 0.03 * self.diameter)  # as search_voxel_m
+        self.voxel = voxel_m or default_search_voxel_m(self.diameter)
         legacy = o3d.geometry.TriangleMesh(
             o3d.utility.Vector3dVector(mesh.vertices), o3d.utility.Vector3iVector(mesh.faces)
         )
@@ -226,11 +226,15 @@ class GlobalSearch:
         return out
 
 
+def default_search_voxel_m(diameter_m: float) -> float:
+    """3 % of the part's diameter (bounding-box diagonal), at least 3 mm."""
+    return max(0.003, 0.03 * diameter_m)
+
+
 def search_voxel_m(config: TrackerConfig, mesh: Mesh, noise_m: float | None) -> float:
     """The global search's voxel: as configured (default 3 % of the diameter, at least 3 mm),
     or ``NOISE_VOXELS`` times the depth noise std ``noise_m`` where that is coarser."""
-    diameter = float(np.linalg.norm(mesh.extent_m))
-    voxel = config.search_voxel_m or max(0.003, 0.03 * diameter)
+    voxel = config.search_voxel_m or default_search_voxel_m(float(np.linalg.norm(mesh.extent_m)))
     if noise_m is None or config.noise_sigmas <= 0:
         return voxel
     return max(voxel, NOISE_VOXELS * noise_m)

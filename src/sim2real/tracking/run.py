@@ -16,6 +16,7 @@ from sim2real.models.part import PreparedModel
 from sim2real.models.symmetry import Symmetry
 from sim2real.models.symmetry_detect import symmetry_of
 from sim2real.tracking.config import TrackerConfig
+from sim2real.tracking.depth_noise import noise_config
 from sim2real.tracking.evaluation import TrackEvaluation, evaluate_track
 from sim2real.tracking.icp import _correspond
 from sim2real.tracking.proposals import Proposer
@@ -235,7 +236,7 @@ def noise_line(noise_mm: list[float], settings: TrackerConfig) -> str:
     """The frames' depth noise, and how far it widened the agreeing-return tolerance."""
     median = float(np.median(noise_mm))
     line = f"depth noise where the part was expected: median {median:.2f} mm std"
-    widened = sum(settings.noise_sigmas * n > 1e3 * settings.inlier_m for n in noise_mm)
+    widened = sum(noise_config(settings, 1e-3 * n) is not settings for n in noise_mm)
     if widened:
         line += (
             f"; the {1e3 * settings.inlier_m:.1f} mm agreeing-return tolerance widened to "
