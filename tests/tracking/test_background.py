@@ -1,6 +1,7 @@
 """The static background of a fixed camera, and how the tracker uses it to find a part again."""
 
 import numpy as np
+from scipy.spatial import cKDTree
 
 from sim2real.core.pose import invert_pose, look_at, make_pose, rpy_deg_to_matrix
 from sim2real.models.viewpoints import build_viewpoints
@@ -52,6 +53,32 @@ def test_only_what_moved_is_foreground():
     assert len(points) > 0.6 * part_pixels, (len(points), part_pixels)
     # and back at A, where the table was seen meanwhile, the part is foreground too
     assert len(bg.foreground_points(frame([T_A], seed=5))) > 0.6 * ideal_mask(T_A)[::2, ::2].sum()
+
+
+def test_a_noisy_sensor_s_still_table_is_not_foreground_once_its_noise_is_given():
+    """At 5 mm std (the L515 preset) the farthest of 20 frames stands about 2 std behind the
+    table, and a fixed 12 mm margin calls a good share of the still table moved; six std of
+    the frame's noise keep it background, and the search around what moved is at the part (only
+    its top clears 30 mm: a part thinner than 6 std is found by the whole-frame search)."""
+    rng = np.random.default_rng(0)
+    table = frame([])
+    bg = StaticBackground(CAMERA, stride=2)
+    for _ in range(20):
+        bg.update(table + rng.normal(0, 0.005, table.shape) * (table > 0))
+    still = table + rng.normal(0, 0.005, table.shape) * (table > 0)
+    returns = (still[::2, ::2] > 0).sum()
+    assert bg.foreground_mask(still).sum() > 0.05 * returns  # the fixed margin
+    assert bg.foreground_mask(still, noise_m=0.005).sum() < 0.001 * returns
+    part = frame([T_B])
+    noisy_part = part + rng.normal(0, 0.005, part.shape) * (part > 0)
+    searched = bg.points_around_foreground(noisy_part, 0.25 * BRACKET.diameter_m, noise_m=0.005)
+    near = np.linalg.norm(searched - T_B[:3, 3], axis=1) < BRACKET.diameter_m
+    assert near.all()
+    part_pixels = ideal_mask(T_B)[::2, ::2] & (noisy_part[::2, ::2] > 0)
+    part_points = bg._points(noisy_part, part_pixels)
+    distance, _ = cKDTree(searched).query(part_points)
+    # a 30 mm margin is most of this bracket's height: its top and what is around it
+    assert np.mean(distance < 1e-9) > 0.3
 
 
 def test_a_part_mostly_outside_the_image_is_not_trusted_when_found_again():

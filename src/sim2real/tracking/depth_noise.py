@@ -25,6 +25,8 @@ MIN_SAMPLES = 200
 """Fewer valid triples than this say nothing about the noise."""
 BAND_MARGIN_M = 0.02
 """Depths this far either side of the model's own are read as the part's surroundings."""
+BAND_WINDOW = 7
+"""Pixels a side of the square whose mean return decides whether a pixel lies in a band."""
 LOST_STRIDE = 4
 """While lost, every 4th row of the frame is read, along the rows (the noise, not the part,
 is sought)."""
@@ -34,9 +36,16 @@ def second_difference_noise_m(
     depth: np.ndarray, near_m: float = 0.0, far_m: float = np.inf, columns: bool = True
 ) -> float | None:
     """The depth noise std [m] of ``depth`` (H, W metres, 0 = no return) from the second
-    differences along its rows (and its columns) where three neighbours return between
-    ``near_m`` and ``far_m``; None with fewer than ``MIN_SAMPLES`` such triples."""
-    ok = (depth > near_m) & (depth < far_m)
+    differences along its rows (and its columns) where three neighbours return and lie on a
+    surface between ``near_m`` and ``far_m``; None with fewer than ``MIN_SAMPLES`` such
+    triples. The band is judged on the surface's local mean (``BAND_WINDOW`` pixels), not on
+    each noisy return: a surface straddling the band's edge would otherwise give only its
+    returns on one side of the edge, a truncated spread that reads low (a table behind where
+    the part was read 3.6 mm std for 5 mm)."""
+    ok = depth > 0
+    if near_m > 0 or np.isfinite(far_m):
+        level = _local_mean(depth, ok)
+        ok &= (level > near_m) & (level < far_m)
     diffs = []
     for d, m in ((depth, ok), (depth.T, ok.T))[: 2 if columns else 1]:
         valid = m[:, :-2] & m[:, 1:-1] & m[:, 2:]
@@ -45,6 +54,15 @@ def second_difference_noise_m(
     if r.size < MIN_SAMPLES:
         return None
     return float(MAD_TO_STD * np.median(np.abs(r)) / np.sqrt(6.0))
+
+
+def _local_mean(depth: np.ndarray, ok: np.ndarray) -> np.ndarray:
+    """The mean of the returns in each pixel's ``BAND_WINDOW``-pixel square (0 where none)."""
+    from scipy import ndimage
+
+    total = ndimage.uniform_filter(np.where(ok, depth, 0.0), BAND_WINDOW, mode="constant")
+    count = ndimage.uniform_filter(ok.astype(np.float64), BAND_WINDOW, mode="constant")
+    return np.divide(total, count, out=np.zeros_like(total), where=count > 1e-9)
 
 
 def frame_noise_m(

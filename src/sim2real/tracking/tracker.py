@@ -134,17 +134,10 @@ class Tracker:
     ) -> Alignment:
         """The depth evidence for pose ``T`` on view ``k`` (``icp.evaluate``)."""
         return evaluate(
-            depth,
-            self.camera,
-            self.views.points[k],
-            self.views.normals[k],
-            T,
-            inlier_m,
-            occluder_m or self.occluder_m,
-            self._weights(k),
-            self._edges(k),
+            depth, self.camera, self.views.points[k], self.views.normals[k], T, inlier_m,
+            occluder_m or self.occluder_m, self._weights(k), self._edges(k),
             self.config.outline_margin_px,
-        )
+        )  # fmt: skip
 
     def _align(
         self, depth: np.ndarray, T_guess: np.ndarray, occluder_m: float | None = None
@@ -199,11 +192,12 @@ class Tracker:
         return self._evaluate(depth, T, self.views.nearest(T), cfg.inlier_m, occluder_m)
 
     def _icp(self, depth: np.ndarray, T: np.ndarray, gates: tuple[float, ...], occluder_m: float):
-        k, front = self.views.nearest(T), occluder_m if self.config is not self.settings else np.inf
+        k, widened = self.views.nearest(T), self.config is not self.settings
         return align(
             depth, self.camera, self.views.points[k], self.views.normals[k], T, gates,
             inlier_m=self.config.inlier_m, occluder_m=occluder_m, weights=self._weights(k),
-            edge_distance_m=self._edges(k), edge_margin_px=self.config.outline_margin_px, front_m=front,
+            edge_distance_m=self._edges(k), edge_margin_px=self.config.outline_margin_px,
+            front_m=occluder_m if widened else np.inf, keep_start=widened,
         )  # fmt: skip
 
     def _uses_color(self) -> bool:
