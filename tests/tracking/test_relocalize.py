@@ -225,11 +225,13 @@ class Proposals:
         return [make_pose(np.eye(3), [x, 0.0, 0.5]) for x in xs]
 
 
-def run_find(base_search, proposals: Proposals, results: dict[float, Alignment], nearest=None):
-    """``find`` with ICP results looked up by the pose's x (``align_nearest`` adds 100)."""
+def run_find(base_search, proposals: Proposals, results: dict[float, Alignment], turns=()):
+    """``find`` with ICP results looked up by the pose's x (``align_nearest`` adds 100); the
+    found pose's half-turns replaced by ``turns`` (x shifts: none, unless given)."""
     s = copy.copy(base_search)
     proposals.voxel = base_search.search.voxel  # a quiet frame: no new voxel
     s.search = proposals
+    s.half_turns = [make_pose(np.eye(3), [dx, 0.0, 0.0]) for dx in turns]
     aligned = []
 
     def align(depth, T):
@@ -250,6 +252,22 @@ def test_a_trusted_pose_ends_the_search_after_its_region(base_search):
     best, aligned = run_find(base_search, proposals, results)
     assert best is results[2.0]
     assert proposals.calls == [2] and aligned == [1.0, 2.0]
+
+
+def test_a_pose_to_be_trusted_is_checked_turned_over(base_search):
+    """x=2 is trusted; aligned from its "half-turns" (x + 10, x + 20, then the wide capture:
+    + 100) it scores 0.97 at x=112: that is returned. An untrusted best is not checked."""
+    proposals = Proposals([2.0], [])
+    results = {
+        2.0: alignment(0.95, 0.6, x=2.0),
+        112.0: alignment(0.97, 0.6, x=112.0),
+        122.0: alignment(0.96, 0.6, x=122.0),
+    }
+    best, aligned = run_find(base_search, proposals, results, turns=(10.0, 20.0))
+    assert best is results[112.0] and aligned == [2.0, 112.0, 122.0]
+    untrusted = {2.0: alignment(0.95, outline=0.3)}
+    best, aligned = run_find(base_search, Proposals([2.0], []), untrusted, turns=(10.0,))
+    assert best is untrusted[2.0] and aligned == [2.0]
 
 
 def test_without_a_trusted_pose_the_best_ranked_of_all_regions_is_returned(base_search):

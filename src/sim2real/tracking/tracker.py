@@ -275,6 +275,8 @@ class Tracker:
             good = result is not None and self._confirms(result)
         else:  # just re-found (its motion unknown) or lost: the stricter bars confirm it
             good = result is not None and trusted_recovery(result, cfg)
+            if good and self._search is not None:  # followed in since found: turned over?
+                result = self._search.turned_over(depth, result, self._align, self._align_nearest)
         if good:
             status = "tracking" if was_tracking or self.status == "init" else "recovered"
             following = True
