@@ -1,6 +1,8 @@
 """The static background of a fixed camera, and how the tracker uses it to find a part again."""
 
 import numpy as np
+import pytest
+from scipy import ndimage
 from scipy.spatial import cKDTree
 
 from sim2real.core.pose import invert_pose, look_at, make_pose, rpy_deg_to_matrix
@@ -10,6 +12,7 @@ from sim2real.sensors.presets import get_preset
 from sim2real.sensors.render import DepthRenderer
 from sim2real.sensors.scene import make_scene
 from sim2real.tracking.background import StaticBackground
+from sim2real.tracking.depth_noise import second_difference_noise_m
 from sim2real.tracking.icp import evaluate
 from sim2real.tracking.relocalize import LostSearch
 from sim2real.tracking.tracker import Tracker, TrackerConfig
@@ -56,28 +59,41 @@ def test_only_what_moved_is_foreground():
     assert len(bg.foreground_points(frame([T_A], seed=5))) > 0.6 * ideal_mask(T_A)[::2, ::2].sum()
 
 
-def test_a_noisy_sensor_s_still_table_is_not_foreground_once_its_noise_is_given():
+@pytest.mark.parametrize("correlated", [False, True])
+def test_a_noisy_sensor_s_still_table_is_not_foreground(correlated):
     """At 5 mm std (the L515 preset) the farthest of 20 frames stands about 2 std behind the
-    table, and a fixed 12 mm margin calls a good share of the still table moved; six std of
-    the frame's noise keep it background, and the search around what moved is at the part (only
-    its top clears 30 mm: a part thinner than 6 std is found by the whole-frame search)."""
+    table: a fixed 12 mm margin called a good share of the still table moved. The background
+    reads the noise at each depth from consecutive frames, so noise correlated between
+    neighbouring pixels (stereo: the frame's second differences read it low) counts in full,
+    and six std of it keep the table background; the search around what moved is at the part
+    (only its top clears 30 mm: a part thinner than 6 std is found by the whole-frame search)."""
     rng = np.random.default_rng(0)
     table = frame([])
+
+    def noisy(depth):
+        n = rng.normal(0, 1, depth.shape)
+        if correlated:  # neighbours share most of their noise
+            n = ndimage.uniform_filter(n, 5) * 5
+        return depth + 0.005 * n * (depth > 0)
+
     bg = StaticBackground(CAMERA, stride=2)
-    for _ in range(20):
-        bg.update(table + rng.normal(0, 0.005, table.shape) * (table > 0))
-    still = table + rng.normal(0, 0.005, table.shape) * (table > 0)
+    for _ in range(21):
+        bg.update(noisy(table))
+    z = np.array([0.4, 0.5])
+    assert bg.noise_m(z) == pytest.approx([0.005, 0.005], rel=0.15)
+    if correlated:
+        assert second_difference_noise_m(noisy(table)) < 0.0025
+    still = noisy(table)
     returns = (still[::2, ::2] > 0).sum()
-    assert bg.foreground_mask(still).sum() > 0.05 * returns  # the fixed margin
-    assert bg.foreground_mask(still, noise_m=0.005).sum() < 0.001 * returns
-    part = frame([T_B])
-    noisy_part = part + rng.normal(0, 0.005, part.shape) * (part > 0)
-    searched = bg.points_around_foreground(noisy_part, 0.25 * BRACKET.diameter_m, noise_m=0.005)
-    near = np.linalg.norm(searched - T_B[:3, 3], axis=1) < BRACKET.diameter_m
-    assert near.all()
-    part_pixels = ideal_mask(T_B)[::2, ::2] & (noisy_part[::2, ::2] > 0)
-    part_points = bg._points(noisy_part, part_pixels)
-    distance, _ = cKDTree(searched).query(part_points)
+    assert bg.foreground_mask(still).sum() < 0.001 * returns
+    fixed = StaticBackground(CAMERA, stride=2)
+    fixed.farthest, fixed.frames = bg.farthest, bg.frames  # the same frames, no noise read
+    assert fixed.foreground_mask(still).sum() > 0.05 * returns
+    part = noisy(frame([T_B]))
+    searched = bg.points_around_foreground(part, 0.25 * BRACKET.diameter_m)
+    assert np.all(np.linalg.norm(searched - T_B[:3, 3], axis=1) < BRACKET.diameter_m)
+    part_pixels = ideal_mask(T_B)[::2, ::2] & (part[::2, ::2] > 0)
+    distance, _ = cKDTree(searched).query(bg._points(part, part_pixels))
     # a 30 mm margin is most of this bracket's height: its top and what is around it
     assert np.mean(distance < 1e-9) > 0.3
 

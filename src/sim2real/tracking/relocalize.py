@@ -69,7 +69,6 @@ class LostSearch:
         last_T: np.ndarray | None,
         lost_frames: int,
         around: np.ndarray | None = None,
-        noise_m: float | None = None,
     ) -> Iterator[tuple[np.ndarray, int]]:
         """(points, RANSAC tries) to search, cheapest first: around where the part was last seen
         (only just after losing it, when the camera is static), what stands in front of the
@@ -77,8 +76,7 @@ class LostSearch:
         With ``around`` ((k, 3) points where an outside finder, a detector, places the part)
         only near those: the finder has looked at the whole frame, and a search there finds
         look-alikes (on randomized clutter, 12 of 19 whole-frame re-finds of a thin triangle
-        after its detector's proposals failed were wrong; benchmarks/RESULTS.md). ``noise_m``:
-        the frame's depth noise std, which the background's margin clears."""
+        after its detector's proposals failed were wrong; benchmarks/RESULTS.md)."""
         diameter = self.views.diameter_m
         if around is not None:
             yield points_near(self.camera.backproject(depth), around, diameter), 2
@@ -89,8 +87,7 @@ class LostSearch:
             frame_points = self.camera.backproject(depth)
             yield points_near(frame_points, last_T[None, :3, 3], diameter), 2
         if static:
-            moved = self.background.points_around_foreground(depth, 0.25 * diameter, noise_m)
-            yield moved, FOREGROUND_TRIES
+            yield self.background.points_around_foreground(depth, 0.25 * diameter), FOREGROUND_TRIES
             if lost_frames % self.config.full_search_every != 0:
                 return
         # the very first search (no pose yet, e.g. --init auto) has no prior to fall back on:
@@ -142,9 +139,9 @@ class LostSearch:
         if abs(np.log(voxel / self.search.voxel)) >= REVOXEL:
             self.search = GlobalSearch(self.mesh, voxel)
         static = self.background is not None and self.background.frames > 0
-        moved_mask = self.background.foreground_mask(depth, noise_m) if static else None
+        moved_mask = self.background.foreground_mask(depth) if static else None  # once a frame
         best = None
-        for points, tries in self.regions(depth, last_T, lost_frames, around, noise_m):
+        for points, tries in self.regions(depth, last_T, lost_frames, around):
             for T in self.search.candidates_in(points, tries):
                 a = align(depth, T)
                 if a.score < cfg.recover_score:  # a near miss: widen the capture
