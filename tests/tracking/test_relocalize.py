@@ -255,16 +255,18 @@ def test_a_trusted_pose_ends_the_search_after_its_region(base_search):
 
 
 def test_a_pose_to_be_trusted_is_checked_turned_over(base_search):
-    """x=2 is trusted; aligned from its "half-turns" (x + 10, x + 20, then the wide capture:
-    + 100) it scores 0.97 at x=112: that is returned. An untrusted best is not checked."""
+    """x=2 is trusted; aligned from its "half-turns" (x + 10, 20, 30, then the wide capture:
+    + 100) it scores 0.97 at x=112: that is returned (0.99 at x=132 misses the support bar).
+    An untrusted best is not checked."""
     proposals = Proposals([2.0], [])
     results = {
         2.0: alignment(0.95, 0.6, x=2.0),
         112.0: alignment(0.97, 0.6, x=112.0),
         122.0: alignment(0.96, 0.6, x=122.0),
+        132.0: alignment(0.99, 0.6, support=0.3, x=132.0),
     }
-    best, aligned = run_find(base_search, proposals, results, turns=(10.0, 20.0))
-    assert best is results[112.0] and aligned == [2.0, 112.0, 122.0]
+    best, aligned = run_find(base_search, proposals, results, turns=(10.0, 20.0, 30.0))
+    assert best is results[112.0] and aligned == [2.0, 112.0, 122.0, 132.0]
     untrusted = {2.0: alignment(0.95, outline=0.3)}
     best, aligned = run_find(base_search, Proposals([2.0], []), untrusted, turns=(10.0,))
     assert best is untrusted[2.0] and aligned == [2.0]

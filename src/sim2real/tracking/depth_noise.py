@@ -40,10 +40,10 @@ def second_difference_noise_m(
     """The depth noise std [m] of ``depth`` (H, W metres, 0 = no return) from the second
     differences along its rows (and its columns) where three neighbours return and lie on a
     surface between ``near_m`` and ``far_m``; None with fewer than ``MIN_SAMPLES`` such
-    triples. The band is judged on the surface's local mean (``BAND_WINDOW`` pixels along the row), not on
-    each noisy return: a surface straddling the band's edge would otherwise give only its
-    returns on one side of the edge, a truncated spread that reads low (a table behind where
-    the part was read 3.6 mm std for 5 mm)."""
+    triples. The band is judged on the surface's local mean (``BAND_WINDOW`` pixels along the
+    row), not on each noisy return: a surface straddling the band's edge would otherwise give
+    only its returns on one side of the edge, a truncated spread that reads low (a table
+    behind where the part was read 3.6 mm std for 5 mm)."""
     ok, every = depth > 0, 1
     if near_m > 0 or np.isfinite(far_m):
         level = _local_mean(depth, ok)

@@ -169,7 +169,8 @@ class LostSearch:
         features turned over as well as right (the bracket coming back into view: 180 deg
         and 10 mm off, scoring 0.995 and 0.917 on two frames against 1.0 for the true pose,
         then reported `tracking`): a turned start lies centimetres off, and the wide capture
-        (``align_nearest``) brings it in. An exactly symmetric part keeps ``found`` (ties)."""
+        (``align_nearest``) brings it in. A turned pose must pass the bars ``found`` passed
+        (but the share inside the image); an exactly symmetric part keeps ``found`` (ties)."""
 
         def rank(a: Alignment) -> tuple[float, int]:
             return recovery_rank(a, self.config), a.inliers  # scores of 1.0 tie: more agree
@@ -177,7 +178,7 @@ class LostSearch:
         best = found
         for turn in self.half_turns:
             a = align(depth, align_nearest(depth, found.T_cam_part @ turn))
-            if rank(a) > rank(best):
+            if rank(a) > rank(best) and trusted_recovery(a, self.config, in_image=False):
                 best = a
         return best
 
