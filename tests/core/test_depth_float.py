@@ -48,6 +48,20 @@ def test_float_millimetres_without_a_scale_are_refused(tmp_path, depth_m, suffix
         read_depth(path)
 
 
+def test_float_centimetres_are_named_so_and_both_readings_are_given(tmp_path, depth_m):
+    """0.4-2.5 m in centimetres has a median of about 145: as millimetres 0.145 m, nearer than
+    a scene's median; the error suggests 0.01 and states both readings."""
+    path = tmp_path / "frame.npy"
+    np.save(path, depth_m * 100)
+    with pytest.raises(InputError) as err:
+        read_depth(path)
+    message = str(err.value)
+    assert "looks like centimetres" in message and "--depth-scale 0.01 " in message
+    assert "in millimetres it is 0.14" in message and "in centimetres 1.4" in message
+    assert len(message.splitlines()) == 1
+    assert np.allclose(read_depth(path, depth_scale=0.01), _expected(depth_m), rtol=1e-6)
+
+
 def test_float_metres_with_a_camera_file_s_default_unit_are_unchanged(tmp_path, depth_m):
     """A camera file's depth_scale (stated or its 0.001 default) is for integer frames: real
     frames (npy) and a tracked sequence (float TIFF, given the camera's unit) keep metres."""

@@ -20,12 +20,10 @@ Encodings ``read_depth`` understands (``encoding="auto"`` picks by suffix: ``.pn
   bytes back in ``RGBDImage::CreateFromNYUFormat``), depth = 351.3 / (1092.5 - d) m, no return
   where that is not positive (d = 2047, the Kinect's invalid code), rounded to mm as Open3D does.
 
-Float frames (tiff, npy) are metres. Some are millimetres (the ZED SDK's ``UNIT.MILLIMETER``,
-datasets' float32 mm): an explicit ``depth_scale`` (or a sidecar's) converts those; without one,
-a float frame whose median return lies beyond ``FLOAT_METRES_MAX_MEDIAN_M`` is refused as
-millimetres rather than read 1000x too far, and a scale given for one that is already metres
-is refused too.
-"""
+Float frames (tiff, npy) are metres. Some are mm or cm (the ZED SDK's ``UNIT.MILLIMETER``):
+``depth_scale`` (or a sidecar's) converts those; without one, a float frame whose median lies
+beyond ``FLOAT_METRES_MAX_MEDIAN_M`` is refused, not read 100-1000x too far; so is a scale
+given for one already in metres."""
 
 from __future__ import annotations
 
@@ -122,6 +120,10 @@ unit check takes (``sensors.real_frame.PLAUSIBLE_MEDIAN_M``). In millimetres a f
 is beyond 50 (5 cm, nearer than any depth camera sees), so the two units never meet."""
 
 
+MM_NEAREST_MEDIAN_M = 0.25
+"""Nearer than this as mm, a median is likelier cm (0.4-2.5 m in cm reads 4-25 cm as mm)."""
+
+
 def _float_to_metres(path: Path, raw: np.ndarray, depth_scale: float | None) -> np.ndarray:
     """Float depth in metres: metres as they are, another unit x ``depth_scale`` (the argument,
     else the sidecar's). A sidecar beside a frame already in metres is not read: it may be the
@@ -139,14 +141,17 @@ def _float_to_metres(path: Path, raw: np.ndarray, depth_scale: float | None) -> 
         return raw.astype(np.float32)
     scale = depth_scale if depth_scale is not None else _read_sidecar_scale(path)
     if scale is None:
+        cm = median * 0.001 < MM_NEAREST_MEDIAN_M
+        unit, guess = ("centimetres", 0.01) if cm else ("millimetres", 0.001)
         raise InputError(
             path,
             "depth_scale",
-            f"float depth whose median return is {median:.4g}: that looks like millimetres, not "
-            f"metres (no depth camera's median lies beyond {FLOAT_METRES_MAX_MEDIAN_M:g} m); pass "
-            "--depth-scale 0.001 (metres per unit) or write "
-            f'{sidecar_path(path).name} with {{"depth_scale": 0.001}} beside it, or convert the '
-            "frames to metres",
+            f"float depth whose median return is {median:.4g}: that looks like {unit}, not "
+            f"metres (no depth camera's median lies beyond {FLOAT_METRES_MAX_MEDIAN_M:g} m; in "
+            f"millimetres it is {median * 0.001:.3g} m, in centimetres {median * 0.01:.3g} m); "
+            f"pass --depth-scale {guess:g} (metres per unit) or write "
+            f'{sidecar_path(path).name} with {{"depth_scale": {guess:g}}} beside it, or convert '
+            "the frames to metres",
         )
     return (raw.astype(np.float64) * scale).astype(np.float32)
 
