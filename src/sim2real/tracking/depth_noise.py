@@ -7,7 +7,8 @@ global search on every frame. The frame says how noisy it is, independently of a
 smooth surface the second difference of three neighbouring pixels, d[i-1] - 2 d[i] + d[i+1],
 is noise alone (std sqrt(6) sigma for independent pixel noise); edges and corners are outliers
 that a median ignores. It is read where the part is expected (the band of depths its model
-spans at the predicted pose), or over the whole frame while lost. Noise correlated between
+spans at the predicted pose, the last one while lost), or over the whole frame where no pose
+places the part in the image or too few return there. Noise correlated between
 neighbours (stereo matching windows) reads low: the tolerances then stay as configured, never
 tighter.
 """
