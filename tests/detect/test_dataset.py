@@ -168,6 +168,7 @@ def test_cli_writes_the_dataset(part_file, tmp_path):
     proc = run_cli("detect", "dataset", part_file, "--out", out, "--frames", 2, "--config", cfg)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("wrote 2 frames")  # piped: no progress bar, no empty line
+    assert proc.stderr.startswith("frames 2/2 "), proc.stderr  # but its last state, in the log
     assert len(read_labels(out)) == 2 and len(list((out / "depth").iterdir())) == 2
 
 

@@ -176,6 +176,14 @@ def test_cli_sweep_prints_every_seed_and_the_kept_one(tmp_path):
     best = json.loads((out / SEEDS_FILE).read_text())["best_seed"]
     assert lines[-1].startswith(f"best: seed {best} ")
     assert "<- kept" in lines[best]
+    # each seed's progress, labelled, on stderr (the workers' bars would draw over each other)
+    progress = sorted(proc.stderr.strip().splitlines())
+    assert [line.split(" steps ")[0] for line in progress] == [
+        "seed 0: train 256/256",
+        "seed 1: train 256/256",
+    ], proc.stderr
+    quiet = run_cli(*args, "--out", str(tmp_path / "quiet"), "--seeds", "0", "--quiet")
+    assert quiet.returncode == 0 and quiet.stderr == "", quiet.stderr
 
     bad = run_cli(*args, "--out", str(tmp_path / "bad"), "--seeds", "3-1")
     assert_one_line_error(bad, "--seeds", "empty range")

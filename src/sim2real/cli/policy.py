@@ -204,7 +204,7 @@ def train_cmd(
         sweep = train_seeds(
             out, env, parse_seeds(seeds), train_kw=kw,
             validation=validation or reality_sets(env).validation,
-            new_conditions=new_conditions, own_totals=resume and steps is None,
+            new_conditions=new_conditions, own_totals=resume and steps is None, quiet=quiet,
             **({"run_jobs": ray_runner(address, workers=workers or 1)} if on_ray else {}),
         )  # fmt: skip
         for line in sweep.lines():

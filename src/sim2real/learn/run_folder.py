@@ -126,18 +126,23 @@ class _Quiet:
         return None
 
 
-def progress_bar(quiet: bool) -> Any:
+def progress_bar(quiet: bool, label: str | None = None) -> Any:
+    """A training's bar (steps, steps/s, time left, return and success); in a log, or with a
+    ``label`` (one of several trainings side by side), the same as a line every half-minute."""
     if quiet:
         return _Quiet()
-    from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+    from rich.progress import BarColumn, TextColumn, TimeRemainingColumn
 
-    return Progress(
+    from sim2real.core.log_progress import progress_for
+
+    return progress_for(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
         TextColumn("{task.completed:,}/{task.total:,} steps"),
         TextColumn("{task.fields[rate]} steps/s"),
         TimeRemainingColumn(),
         TextColumn("{task.fields[info]}"),
+        label=label,
     )
 
 

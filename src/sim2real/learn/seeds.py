@@ -171,6 +171,7 @@ def train_one_seed(
     train_kw: dict[str, Any],
     new_conditions: dict[str, Any] | None = None,
     own_total: bool = False,
+    quiet: bool = False,
 ) -> dict:
     """One seed's training (resumed when its folder holds a saved run, on ``new_conditions``
     when given: the sweep's next stage; to the run's own total when ``own_total``, else to
@@ -182,7 +183,8 @@ def train_one_seed(
     if resume and own_total:
         cfg = None  # train() takes the run's own settings
     kw = {**train_kw, "train_config": cfg, "new_conditions": new_conditions}
-    result = train(run_dir, env_id, **kw, resume=resume, quiet=True)
+    label = f"seed {seed}"  # side by side: labelled lines, not bars drawn over each other
+    result = train(run_dir, env_id, **kw, resume=resume, quiet=quiet, progress_label=label)
     return {
         "env_steps": result.env_steps,
         "wall_s": result.wall_s,
@@ -204,6 +206,7 @@ def train_seeds(
     run_jobs: JobRunner | None = None,
     new_conditions: dict[str, Any] | None = None,
     own_totals: bool = False,
+    quiet: bool = False,
 ) -> SeedSweep:
     """Train ``seeds`` into ``out/seed-<k>`` and keep the best on ``validation`` (reality names
     or paths). ``train_kw``: :func:`sim2real.learn.train.train`'s keywords (``train_config``
@@ -211,7 +214,7 @@ def train_seeds(
     ``new_conditions`` (``dr`` and / or ``env_config``): the sweep's next stage, every seed's
     run resumed on them (each seed must hold a run). ``own_totals``: a seed that resumes
     finishes its own run's total (``--resume`` without ``--steps``), not ``train_config``'s.
-    Realities are loaded before any training, so a bad one fails first."""
+    Unless ``quiet``, each seed logs its progress on stderr every half-minute. Realities are loaded before any training, so a bad one fails first."""
     from sim2real.learn.evaluate import evaluate_policy
     from sim2real.learn.policy import load_policy
     from sim2real.learn.reality import load_reality
@@ -234,7 +237,9 @@ def train_seeds(
     cfg = train_kw["train_config"]
     run_jobs = run_jobs or local_runner(default_workers(cfg.torch_threads))
     jobs = [
-        partial(train_one_seed, seed_dir(out, s), env_id, s, train_kw, new_conditions, own_totals)
+        partial(
+            train_one_seed, seed_dir(out, s), env_id, s, train_kw, new_conditions, own_totals, quiet
+        )
         for s in seeds
     ]
     try:

@@ -100,6 +100,7 @@ def train(
     new_conditions: dict[str, Any] | None = None,
     quiet: bool = False,
     make_env: EnvFactory | None = None,
+    progress_label: str | None = None,
 ) -> TrainResult:
     """Train a policy with PPO into ``run_dir`` (arguments: :func:`_train_stage`). Settings
     with ``stages`` run a curriculum (:mod:`sim2real.learn.curriculum`): each stage a resume
@@ -111,7 +112,7 @@ def train(
         raise InputError(run_dir, None, "already holds a run: resume it or choose a new folder")
     given = _as_stored({"dr": dr, "env_config": env_config})
     new_conditions = _as_stored(new_conditions) if new_conditions else None
-    kw = {"roles": roles, "quiet": quiet, "make_env": make_env}
+    kw = {"roles": roles, "quiet": quiet, "make_env": make_env, "progress_label": progress_label}
     cfg = train_config if train_config is not None or resume else default_train_config(env_id)
     if is_curriculum_run(run_dir) if resume else bool(cfg.stages):
         if new_conditions:
@@ -137,7 +138,7 @@ def _as_stored(conditions: dict[str, Any]) -> dict[str, Any]:
 def _train_stage(
     run_dir: str | Path, env_id: str, *, dr, env_config, train_config: TrainConfig | None,
     roles: ObsRoles | None, resume: bool, new_conditions: dict[str, Any] | None, quiet: bool,
-    make_env: EnvFactory | None,
+    make_env: EnvFactory | None, progress_label: str | None = None,
 ) -> TrainResult:  # fmt: skip
     """Train a policy with PPO into ``run_dir``, on one set of conditions.
 
@@ -149,7 +150,8 @@ def _train_stage(
     ``env_config``) replace the run's own from here on, a curriculum's next stage: each
     environment takes them at its next episode, what actor and critic observe must stay, and
     the run's ``stages`` record when each began (the run's own again: a plain resume).
-    ``make_env`` replaces :func:`sim2real.learn.envs.make_vec` (tests).
+    ``make_env`` replaces :func:`sim2real.learn.envs.make_vec` (tests). ``progress_label``: the
+    progress as labelled lines on stderr, not a bar (one of several trainings side by side).
     """
     run_dir = Path(run_dir)
     make_env = make_env or default_make_env
@@ -292,7 +294,7 @@ def _train_stage(
         }
 
     try:
-        with progress_bar(quiet) as progress, ctrl_c_requests_stop():
+        with progress_bar(quiet, progress_label) as progress, ctrl_c_requests_stop():
             task = progress.add_task(
                 "train",
                 total=cfg.iterations * batch,
