@@ -241,3 +241,47 @@ def test_azure_kinect_calibration_needs_a_mode_s_size(tmp_path):
     path.write_text(json.dumps(data))
     with pytest.raises(InputError, match=r"Cameras\[0\]\.Intrinsics\.ModelParameters"):
         load_camera(path, width=640, height=576)
+
+
+def _ros1_with(binning: int, roi: str) -> str:
+    region = "".join(f"\n  {line}" for line in roi.split(", "))
+    return (
+        ROS1_ECHO.replace("binning_x: 0", f"binning_x: {binning}")
+        .replace("binning_y: 0", f"binning_y: {binning}")
+        .split("roi:")[0]
+        + f"roi: {region}\n  do_rectify: False\n---\n"
+    )
+
+
+def test_camera_info_binning_and_region_give_the_published_images_intrinsics(tmp_path):
+    """K, width and height of a CameraInfo are the full sensor's; image_geometry moves the
+    principal point by the region's offset and divides by the binning (both were ignored)."""
+    path = tmp_path / "cam.yaml"
+    full = "x_offset: 0, y_offset: 0, height: 0, width: 0"
+    path.write_text(_ros1_with(2, full))
+    cam = load_camera(path)
+    assert (cam.fx, cam.fy, cam.cx, cam.cy) == (385.5 / 2, 385.75 / 2, 320.25 / 2, 239.5 / 2)
+    assert (cam.width, cam.height) == (320, 240)
+    path.write_text(_ros1_with(1, "x_offset: 100, y_offset: 40, height: 400, width: 480"))
+    cam = load_camera(path)
+    assert (cam.cx, cam.cy, cam.width, cam.height) == (220.25, 199.5, 480, 400)
+    assert cam.fx == 385.5
+    path.write_text(_ros1_with(2, "x_offset: 100, y_offset: 40, height: 400, width: 480"))
+    cam = load_camera(path)
+    assert (cam.cx, cam.cy, cam.width, cam.height) == (110.125, 99.75, 240, 200)
+    # a point of the full sensor lands where the binned crop has it
+    u_full = 385.5 * 0.1 / 1.0 + 320.25
+    assert cam.fx * 0.1 / 1.0 + cam.cx == pytest.approx((u_full - 100) / 2)
+
+
+@pytest.mark.parametrize(
+    ("binning", "roi", "field"),
+    [(-1, "x_offset: 0, y_offset: 0, height: 0, width: 0", "binning_x"),
+     (2, "x_offset: 300, y_offset: 0, height: 480, width: 480", "roi.x_offset"),
+     (1, "x_offset: 0, y_offset: -4, height: 100, width: 100", "roi.y_offset")],
+)  # fmt: skip
+def test_a_bad_region_or_binning_names_its_field(tmp_path, binning, roi, field):
+    path = tmp_path / "cam.yaml"
+    path.write_text(_ros1_with(binning, roi))
+    with pytest.raises(InputError, match=f"cam.yaml.*{field}"):
+        load_camera(path)

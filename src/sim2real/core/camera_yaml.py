@@ -4,7 +4,8 @@
 - M3T: ``intrinsics: {f_u, f_v, pp_x, pp_y, width, height}`` with ``depth_scale``;
 - OpenCV / ROS ``camera_calibration``: ``camera_matrix`` (or ``K``, ``cameraMatrix``) with
   ``image_width`` / ``image_height``; a ROS 1 ``CameraInfo`` message (``K D P``, ``width``,
-  ``height``) and a ROS 2 one (the same in lower case). Where the file gives lens distortion and a
+  ``height``, its ``roi`` and ``binning_x`` / ``binning_y`` applied) and a ROS 2 one (the same in
+  lower case). Where the file gives lens distortion and a
   projection matrix, the intrinsics are the projection's: the rectified image's, which is what a
   pinhole camera can take (ROS ``image_geometry`` does the same for rectified images);
 - Kalibr camchain: ``cam0: {intrinsics: [fu, fv, pu, pv], resolution: [w, h]}`` (the first
@@ -108,7 +109,48 @@ def _from_camera_matrix(d: dict, path: Path) -> tuple[dict[str, Any], dict[str, 
         theirs = next((c for c in candidates if c in d), candidates[0])
         values[ours] = get_field(d, theirs, path)
         names[ours] = theirs
+    _apply_binning_and_roi(d, values, names, path)
     return values, names
+
+
+def _apply_binning_and_roi(d: dict, values: dict, names: dict, path: Path) -> None:
+    """A CameraInfo's ``roi`` and ``binning_x`` / ``binning_y``, as ROS ``image_geometry`` reads
+    them: K, width and height are the full sensor's; the published image is the region (all
+    zero: the whole sensor) binned, so the principal point moves by the offset and K and the
+    size shrink by the binning. Ignored, a binned camera's frames would be read 2x off."""
+    if not all(isinstance(values[k], int) for k in ("width", "height")):
+        return  # the camera's own checks name the size
+    binning = {}
+    for axis in ("x", "y"):
+        raw = d.get(f"binning_{axis}") or 0  # 0 and 1 both mean none
+        if not isinstance(raw, int) or isinstance(raw, bool) or raw < 0:
+            raise InputError(path, f"binning_{axis}", f"expected an integer >= 0, got {raw!r}")
+        binning[axis] = max(1, raw)
+    roi = d.get("roi") or {}
+    if not isinstance(roi, dict):
+        raise InputError(path, "roi", f"expected x_offset, y_offset, width, height; got {roi!r}")
+    region = {k: roi.get(k) or 0 for k in ("x_offset", "y_offset", "width", "height")}
+    bad = [k for k, v in region.items() if not isinstance(v, int) or isinstance(v, bool) or v < 0]
+    if bad:
+        raise InputError(path, f"roi.{bad[0]}", f"expected an integer >= 0, got {roi[bad[0]]!r}")
+    if region["width"] and region["height"]:  # a region: a crop of the full sensor
+        for size, offset, axis in (("width", "x_offset", "x"), ("height", "y_offset", "y")):
+            if region[offset] + region[size] > values[size]:
+                raise InputError(
+                    path,
+                    f"roi.{offset}",
+                    f"region {region[offset]} + {region[size]} px beyond the sensor's "
+                    f"{values[size]} px {size}",
+                )
+            values[f"c{axis}"] -= region[offset]
+            values[size] = region[size]
+            names[size] = f"roi.{size}"
+    for axis, size in (("x", "width"), ("y", "height")):
+        if binning[axis] > 1:
+            values[f"f{axis}"] /= binning[axis]
+            values[f"c{axis}"] /= binning[axis]
+            values[size] //= binning[axis]
+            names[size] = f"{names[size]} / binning_{axis}"
 
 
 def _matrix_data(value: Any, path: Path, key: str) -> Any:
