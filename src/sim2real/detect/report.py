@@ -152,6 +152,8 @@ def real_detections_figure(path: Path, frames, run, detector, title: str) -> Non
             ax.plot(det.centre_px[0], det.centre_px[1], "x", color="red", ms=12, mew=2)
             if det.keypoints_px is not None:
                 ax.plot(det.keypoints_px[:, 0], det.keypoints_px[:, 1], ".", color="red", ms=4)
+        ax.set_xlim(-0.5, rgb.shape[1] - 0.5)  # keypoints beyond the frame would widen it
+        ax.set_ylim(rgb.shape[0] - 0.5, -0.5)
         ax.set_title(f"frame {frame}: conf {det.confidence:.2f}", fontsize=8)
     fig.suptitle(f"{title}: reference centre (+), detection (x)")
     fig.tight_layout()

@@ -77,6 +77,9 @@ def write_track_report(
         ax.imshow(np.where(depth > 0, depth, np.nan), cmap="gray")
         uv = project_model(run.tracker, r.T_cam_part)
         ax.scatter(uv[:, 0], uv[:, 1], s=1, color=colours[r.status])
+        h, w = depth.shape  # the frame's own extent: points beyond it would widen the panel
+        ax.set_xlim(-0.5, w - 0.5)
+        ax.set_ylim(h - 0.5, -0.5)
         ax.set_title(f"frame {r.frame}: {r.status} ({r.score or 0:.2f})", fontsize=9)
         ax.set_xticks([])
         ax.set_yticks([])
