@@ -50,6 +50,8 @@ def test_a_finished_task_logs_at_once_and_not_again_at_the_end():
         task = progress.add_task("train", total=100, info="")
         clock.t = 1.0
         progress.update(task, completed=100, info="done")
+        clock.t = 100.0
+        progress.update(task, completed=100, info="done")  # finished, updated again: no line
     assert stream.getvalue().splitlines() == ["seed 3: train 100/100 steps done"]
 
 

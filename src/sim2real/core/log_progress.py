@@ -50,7 +50,9 @@ class LoggedProgress(Progress):
     def update(self, task_id: TaskID, **kwargs: Any) -> None:
         super().update(task_id, **kwargs)
         task = self._tasks[task_id]
-        logged_at, _ = self._logged[task_id]
+        logged_at, logged_completed = self._logged[task_id]
+        if task.completed == logged_completed:
+            return  # nothing moved since its last line (a finished task updated again)
         if task.finished or self.get_time() - logged_at >= self.every_s:
             self._log(task_id)
 
