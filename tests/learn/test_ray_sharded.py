@@ -109,6 +109,9 @@ def test_training_with_two_workers_equals_the_local_run(tmp_path):
     _tiny_train(tmp_path / "resumed", sharded_make_env(2), steps=128)
     resumed = _tiny_train(tmp_path / "resumed", sharded_make_env(2), steps=192, resume=True)
     _same_runs(local, resumed)
+    # resumed without the workers: said so (was a traceback, then the wrong "start a new run")
+    with pytest.raises(InputError, match="trained over 2 Ray workers: resume with --workers 2"):
+        _tiny_train(tmp_path / "resumed", None, steps=256, resume=True)
 
 
 def test_state_restores_every_shard_exactly():

@@ -165,6 +165,10 @@ def _train_stage(
                 done = state["env_steps"]
                 why = f"{cfg.total_env_steps} is fewer than the {done} the run has done"
                 raise InputError("--steps", None, why + ": give more to extend it")
+        shards = len(state["env_state"].get("shards", ()))
+        if shards and make_env is default_make_env:  # its environments live in the shards
+            why = f"the run was trained over {shards} Ray workers: resume with --workers {shards}"
+            raise InputError("--workers", None, why)
         dr, env_config = state["dr"], state["env_config"]
         dr = (new_conditions or {}).get("dr", dr)
         env_config = (new_conditions or {}).get("env_config", env_config)
