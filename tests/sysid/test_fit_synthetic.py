@@ -113,8 +113,12 @@ def test_fits_repeat_across_seeds_starts_and_iteration_caps(synth_csv, synth_fit
     std = synth_fit.param_std()
     for cfg in (fit_config_for(B.name, seed=1, starts=2, bootstrap=0),
                 fit_config_for(B.name, max_iter=300, bootstrap=0)):  # fmt: skip
-        other = identify(B.name, [path], cfg=cfg, reference=False).fit
+        reported: list[tuple[int, float]] = []
+        other = identify(B.name, [path], cfg=cfg, reference=False,
+                         progress=lambda n, cost, out=reported: out.append((n, cost))).fit  # fmt: skip
         assert other.converged
+        # the progress ends where the fit does (it stopped at the last least-squares step)
+        assert reported[-1] == (other.evaluations, other.cost)
         diff = np.abs(other.values - first.values)
         ok = (diff <= 0.02 * np.abs(first.values)) | (diff <= std)
         assert ok.all(), dict(zip(synth_fit.space.names, diff, strict=True))

@@ -188,6 +188,7 @@ def fit_params(
     converged = all(r.converged for r in runs) and best.converged
     if not converged:
         notes.append(f"a run stopped after max_iter = {cfg.max_iter} iterations (not converged)")
+    report(best.cost)  # the final count: the sensitivity's evaluations after the last step too
     result = FitResult(space, values, best.cost, cost_nominal, cost_init, init, unc, ident,
                        at_bound, converged, obj.evaluations, obj.unstable_count, obj.warnings,
                        time.perf_counter() - start, len(segs), best.history, notes)  # fmt: skip
