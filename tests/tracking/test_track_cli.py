@@ -56,6 +56,9 @@ def test_synth_run_eval_adapt(figure_log, tmp_path):
     assert proc.returncode == 0, proc.stderr
     records = [json.loads(line) for line in poses.read_text().splitlines()]
     assert len(records) == 30 and all(r["status"] == "tracking" for r in records)
+    # piped: the frames' progress as a line on stderr, its last state at the end
+    assert proc.stderr.strip().splitlines()[-1].startswith("frames 30/30 "), proc.stderr
+    assert proc.stderr.strip().endswith("tracking 30"), proc.stderr
     # what the report draws: the score of every frame, and (ground truth known) its ADD
     drawn = figures_drawn(figure_log)
     score, error = drawn["track.png"]["axes"]

@@ -42,12 +42,14 @@ def track_sequence(
     ``init``: the part's pose in the first frame, or None to search for it. A frame that cannot
     be read as the camera's size is reported ``lost`` (with a warning), never tracked.
     ``part``: a ``PreparedModel`` (its stored views and tuned returns are used) or a mesh;
-    ``proposer``: poses the tracker tries first whenever it has none (first frame, lost)."""
+    ``proposer``: poses the tracker tries first whenever it has none (first frame, lost);
+    ``progress(done, total, record)`` after each frame."""
     T_color_depth = None if sequence.T_depth_color is None else invert_pose(sequence.T_depth_color)
     tracker = Tracker(part, sequence.camera, config, sequence.color_camera, T_color_depth)
     tracker.initialize(init)
     tracker.proposer = proposer
     records = []
+    total = len(sequence.frame_ids)
     for i, frame_id in enumerate(sequence.frame_ids):
         try:
             depth = sequence.read(i)
@@ -58,12 +60,12 @@ def track_sequence(
             records.append(
                 PoseRecord(frame=int(frame_id), status="lost", score=0.0, T_cam_part=tracker.T)
             )
-            continue
-        if i == 0 and init is not None:
-            _warn_depth_unit(tracker, depth, init, frame_id)
-        records.append(tracker.update(depth, color).record(int(frame_id)))
+        else:
+            if i == 0 and init is not None:
+                _warn_depth_unit(tracker, depth, init, frame_id)
+            records.append(tracker.update(depth, color).record(int(frame_id)))
         if progress is not None:
-            progress(i)
+            progress(i + 1, total, records[-1])
     return TrackRun(records, tracker)
 
 
@@ -197,11 +199,13 @@ def track_recording(
     symmetry: Symmetry | None = None,
     config: TrackerConfig | None = None,
     proposer: Proposer | None = None,
+    progress=None,
 ) -> RecordingTrack:
     """Track ``part`` through a recorded ``sequence`` (``tracking.sequence.load_sequence``) from
     ``init`` (T_cam_part of the first frame, or None to search for it); measure the residual
     on the last frame it was found in, and evaluate against the sequence's ground truth when it
-    has some (with ``symmetry``, default the part's own)."""
+    has some (with ``symmetry``, default the part's own). ``progress``: as
+    :func:`track_sequence`'s."""
     if max(part.mesh.extent_m) > 2.0:
         raise InputError(
             part.mesh.path or part.name,
@@ -212,7 +216,7 @@ def track_recording(
     sequence.read(0)  # a first frame that does not fit the camera is bad input, not 'lost'
     if sequence.has_color:
         sequence.read_color(0)
-    run = track_sequence(part, sequence, init, config, proposer=proposer)
+    run = track_sequence(part, sequence, init, config, progress=progress, proposer=proposer)
     out = RecordingTrack(run, part, sequence)
     found = [i for i, r in enumerate(run.records) if r.status != "lost"]
     if found:
