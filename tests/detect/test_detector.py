@@ -145,6 +145,10 @@ def test_train_writes_the_detector_folder_and_run_writes_one_line_per_frame(cli_
                        "--min-confidence", level)  # fmt: skip
         assert proc.returncode == 0, proc.stderr
         assert [json.loads(x)["found"] for x in out.read_text().splitlines()] == found
+        # piped: the frames' progress, its last state on stderr
+        outcome = "found 3" if level == 0.0 else "not found 3"
+        assert proc.stderr.strip().splitlines()[-1].startswith("frames 3/3 "), proc.stderr
+        assert proc.stderr.strip().endswith(outcome), proc.stderr
 
 
 @pytest.mark.slow
@@ -205,8 +209,9 @@ def test_run_on_colour_images_alone_with_their_camera(cli_setup, tmp_path):
     cam.write_text(json.dumps({**fields, "width": 64, "height": 48, "depth_scale": 0.001}))
     out = tmp_path / "d.jsonl"
     proc = run_cli("detect", "run", root / "DET", "--color", root / "seq" / "rgb",
-                   "--camera", cam, "--out", out)  # fmt: skip
+                   "--camera", cam, "--out", out, "--quiet")  # fmt: skip
     assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""  # --quiet: no progress
     lines = [json.loads(x) for x in out.read_text().splitlines()]
     assert [r["frame"] for r in lines] == [0, 1, 2]
     det = load_detector(root / "DET")

@@ -123,6 +123,7 @@ def run_cmd(
             "false detections and fewer parts found (benchmarks/bench_detect_absent.py).",
         ),
     ] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
 ) -> None:
     """Detect the part in each frame; write found, confidence, position_m (and T_cam_part).
 
@@ -134,7 +135,7 @@ def run_cmd(
 
     from sim2real.core.atomic import check_writable, write_text_atomic
     from sim2real.detect.detector import load_detector
-    from sim2real.detect.run import color_frames, detect_sequence, sequence_frames
+    from sim2real.detect.run import color_frames, color_images, detect_sequence, sequence_frames
     from sim2real.tracking.sequence import load_sequence
 
     check_frame_sources(frames, color, camera or color_camera)
@@ -161,10 +162,16 @@ def run_cmd(
             T_depth_color=T_depth_color,
             one_camera=False,  # `detect dataset` folders jitter cam_K per frame
         )
-        inputs = sequence_frames(sequence, source)
+        inputs, total = sequence_frames(sequence, source), len(sequence.frame_ids)
     else:
-        inputs = color_frames(color, camera or color_camera)
-    result = detect_sequence(detector, inputs)
+        inputs, total = color_frames(color, camera or color_camera), len(color_images(color)[0])
+    from sim2real.cli.progress import frames_progress
+
+    with frames_progress(quiet) as update:
+        progress = update and (
+            lambda done, det: update(done, total, "found" if det.found else "not found")
+        )
+        result = detect_sequence(detector, inputs, progress)
     write_text_atomic(out, "".join(json.dumps(r) + "\n" for r in result.records()))
     lines = result.summary_lines()
     typer.echo(f"wrote {out}: {lines[0]}")

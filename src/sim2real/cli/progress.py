@@ -5,6 +5,9 @@ line every half-minute (``core.log_progress``)."""
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 
@@ -14,3 +17,27 @@ def transient_progress(*columns: Any):
     from sim2real.core.log_progress import progress_for
 
     return progress_for(*columns, transient=True)
+
+
+@contextmanager
+def frames_progress(quiet: bool) -> Iterator[Callable[[int, int, str], None] | None]:
+    """``update(done, total, outcome)`` after each frame of a recording: the frames done and
+    how many ended each way so far (``lost 23, tracking 8``); None when ``quiet``."""
+    if quiet:
+        yield None
+        return
+    from rich.progress import BarColumn, TextColumn, TimeRemainingColumn
+
+    outcomes: Counter = Counter()
+    with transient_progress(
+        TextColumn("frames"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+        TimeRemainingColumn(), TextColumn("{task.fields[outcomes]}"),
+    ) as bar:  # fmt: skip
+        task = bar.add_task("frames", total=None, outcomes="")
+
+        def update(done: int, total: int, outcome: str) -> None:
+            outcomes[outcome] += 1
+            counts = ", ".join(f"{name} {n}" for name, n in sorted(outcomes.items()))
+            bar.update(task, completed=done, total=total, outcomes=counts)
+
+        yield update

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
@@ -169,7 +168,10 @@ def run_cmd(
         if spec.lower() == "auto" or proposer is not None
         else parse_pose(init, rpy_deg=rpy_deg, field="--init", obj_id=obj_id)
     )
-    with _frame_progress(quiet) as progress:
+    from sim2real.cli.progress import frames_progress
+
+    with frames_progress(quiet) as update:
+        progress = update and (lambda done, total, record: update(done, total, record.status))
         result = track_recording(part, sequence, T_init, symmetry=given_symmetry,
                                  config=config, proposer=proposer, progress=progress)  # fmt: skip
     write_pose_records(out, result.run.records)
@@ -181,31 +183,3 @@ def run_cmd(
         from sim2real.tracking.report import write_track_report
 
         typer.echo(f"report: {write_track_report(report, result.run, sequence, result.evaluation)}")
-
-
-@contextmanager
-def _frame_progress(quiet: bool):
-    """Frames done and the tracker's status so far: a bar on a terminal, a line every 30 s in a
-    log (a long recording with lost frames searches for seconds each); none when ``quiet``."""
-    if quiet:
-        yield None
-        return
-    from collections import Counter
-
-    from rich.progress import BarColumn, TextColumn, TimeRemainingColumn
-
-    from sim2real.cli.progress import transient_progress
-
-    statuses: Counter = Counter()
-    with transient_progress(
-        TextColumn("frames"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-        TimeRemainingColumn(), TextColumn("{task.fields[statuses]}"),
-    ) as bar:  # fmt: skip
-        task = bar.add_task("frames", total=None, statuses="")
-
-        def update(done: int, total: int, record) -> None:
-            statuses[record.status] += 1
-            counts = ", ".join(f"{name} {n}" for name, n in sorted(statuses.items()))
-            bar.update(task, completed=done, total=total, statuses=counts)
-
-        yield update

@@ -65,8 +65,9 @@ class DetectRun:
         return lines
 
 
-def detect_sequence(detector: Detector, frames: Iterable[tuple]) -> DetectRun:
-    """Detect in each ``(frame id, rgb, depth_m or None, K, T_cam_part or None)``."""
+def detect_sequence(detector: Detector, frames: Iterable[tuple], progress=None) -> DetectRun:
+    """Detect in each ``(frame id, rgb, depth_m or None, K, T_cam_part or None)``;
+    ``progress(done, detection)`` after each frame."""
     detections, times, errors = [], [], []
     centre = detector.geometry.centre_part_m
     for frame, rgb, depth, K, T in frames:
@@ -76,6 +77,8 @@ def detect_sequence(detector: Detector, frames: Iterable[tuple]) -> DetectRun:
         detections.append((frame, det))
         if T is not None:
             errors.append(frame_error(frame, det, T, centre, K))
+        if progress is not None:
+            progress(len(detections), det)
     metrics = summarize(errors) if errors else None
     return DetectRun(detections, times, errors, metrics, detector.info.absent_found)
 
