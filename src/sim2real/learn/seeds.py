@@ -214,7 +214,8 @@ def train_seeds(
     ``new_conditions`` (``dr`` and / or ``env_config``): the sweep's next stage, every seed's
     run resumed on them (each seed must hold a run). ``own_totals``: a seed that resumes
     finishes its own run's total (``--resume`` without ``--steps``), not ``train_config``'s.
-    Unless ``quiet``, each seed logs its progress on stderr every half-minute. Realities are loaded before any training, so a bad one fails first."""
+    Unless ``quiet``, each seed logs its progress on stderr every half-minute. Realities are
+    loaded before any training, so a bad one fails first."""
     from sim2real.learn.evaluate import evaluate_policy
     from sim2real.learn.policy import load_policy
     from sim2real.learn.reality import load_reality
