@@ -74,3 +74,21 @@ def test_an_error_is_the_last_line():
     except ValueError:
         pass
     assert stream.getvalue() == ""  # moved, but not logged after the error
+
+
+def test_a_bar_where_rich_can_draw_one_a_log_elsewhere(monkeypatch):
+    from rich import get_console
+    from rich.progress import Progress
+
+    from sim2real.core.log_progress import progress_for
+
+    console = get_console()
+    for terminal, jupyter, logged in ((True, False, False), (False, True, False),
+                                      (False, False, True)):  # fmt: skip
+        monkeypatch.setattr(type(console), "is_terminal", property(lambda self, t=terminal: t))
+        monkeypatch.setattr(console, "is_jupyter", jupyter)
+        bar = progress_for(TextColumn("{task.description}"))
+        assert isinstance(bar, LoggedProgress) == logged and isinstance(bar, Progress)
+    monkeypatch.setattr(type(console), "is_terminal", property(lambda self: True))
+    labelled = progress_for(TextColumn("{task.description}"), label="seed 1")
+    assert isinstance(labelled, LoggedProgress)  # side by side: lines even on a terminal

@@ -85,11 +85,12 @@ class LoggedProgress(Progress):
 def progress_for(
     *columns: str | ProgressColumn, transient: bool = False, label: str | None = None
 ) -> Progress:
-    """A live bar of ``columns`` on a terminal; on anything else (or with a ``label``: one of
-    several side by side), a :class:`LoggedProgress` of the same columns."""
+    """A live bar of ``columns`` on a terminal or in a notebook (rich draws there too); on
+    anything else (or with a ``label``: one of several side by side), a :class:`LoggedProgress`
+    of the same columns."""
     from rich import get_console
 
     console = get_console()
-    if console.is_terminal and label is None:
+    if (console.is_terminal or console.is_jupyter) and label is None:
         return Progress(*columns, console=console, transient=transient)
     return LoggedProgress(*columns, label=label)
