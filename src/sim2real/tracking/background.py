@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from sim2real.core.camera import CameraIntrinsics
+from sim2real.tracking.depth_noise import MAD_TO_STD
 
 NOISE_SIGMAS = 6.0
 """A return is in front of the background by at least this many std of the depth noise at its
@@ -70,8 +71,8 @@ class StaticBackground:
             self._previous = sample.copy()
 
     def _read_noise(self, before: np.ndarray, after: np.ndarray) -> None:
-        """Each depth bin's noise std from the change between two consecutive frames (1.4826
-        MAD / sqrt 2): temporal, so noise correlated between neighbouring pixels (stereo) is
+        """Each depth bin's noise std from the change between two consecutive frames (MAD_TO_STD
+        x MAD / sqrt 2): temporal, so noise correlated between neighbouring pixels (stereo) is
         read in full, where a frame's second differences read it low."""
         ok = (before > 0) & (after > 0)
         z, change = after[ok], np.abs(after[ok] - before[ok])
@@ -80,7 +81,7 @@ class StaticBackground:
         for b in np.unique(bins[(bins >= 0) & (bins < len(read))]):
             in_bin = change[bins == b]
             if in_bin.size >= MIN_BIN_RETURNS:
-                read[b] = 1.4826 * np.median(in_bin) / np.sqrt(2.0)
+                read[b] = MAD_TO_STD * np.median(in_bin) / np.sqrt(2.0)
         self._noise_reads = np.roll(self._noise_reads, 1, axis=0)
         self._noise_reads[0] = read
 
