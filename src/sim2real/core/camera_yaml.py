@@ -120,19 +120,12 @@ def _apply_binning_and_roi(d: dict, values: dict, names: dict, path: Path) -> No
     size shrink by the binning. Ignored, a binned camera's frames would be read 2x off."""
     if not all(isinstance(values[k], int) for k in ("width", "height")):
         return  # the camera's own checks name the size
-    binning = {}
-    for axis in ("x", "y"):
-        raw = d.get(f"binning_{axis}") or 0  # 0 and 1 both mean none
-        if not isinstance(raw, int) or isinstance(raw, bool) or raw < 0:
-            raise InputError(path, f"binning_{axis}", f"expected an integer >= 0, got {raw!r}")
-        binning[axis] = max(1, raw)
+    # 0 and 1 both mean no binning
+    binning = {axis: max(1, _count(d, f"binning_{axis}", path)) for axis in ("x", "y")}
     roi = d.get("roi") or {}
     if not isinstance(roi, dict):
         raise InputError(path, "roi", f"expected x_offset, y_offset, width, height; got {roi!r}")
-    region = {k: roi.get(k) or 0 for k in ("x_offset", "y_offset", "width", "height")}
-    bad = [k for k, v in region.items() if not isinstance(v, int) or isinstance(v, bool) or v < 0]
-    if bad:
-        raise InputError(path, f"roi.{bad[0]}", f"expected an integer >= 0, got {roi[bad[0]]!r}")
+    region = {k: _count(roi, k, path, "roi.") for k in ("x_offset", "y_offset", "width", "height")}
     if region["width"] and region["height"]:  # a region: a crop of the full sensor
         for size, offset, axis in (("width", "x_offset", "x"), ("height", "y_offset", "y")):
             if region[offset] + region[size] > values[size]:
@@ -151,6 +144,14 @@ def _apply_binning_and_roi(d: dict, values: dict, names: dict, path: Path) -> No
             values[f"c{axis}"] /= binning[axis]
             values[size] //= binning[axis]
             names[size] = f"{names[size]} / binning_{axis}"
+
+
+def _count(d: dict, key: str, path: Path, prefix: str = "") -> int:
+    """``d[key]`` as an integer >= 0 (absent or null: 0), else an InputError naming it."""
+    value = d.get(key) or 0
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise InputError(path, prefix + key, f"expected an integer >= 0, got {value!r}")
+    return value
 
 
 def _matrix_data(value: Any, path: Path, key: str) -> Any:
