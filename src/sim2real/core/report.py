@@ -73,6 +73,13 @@ def save_figure(fig, path: str | Path, dpi: int = 110) -> None:
     plt.close(fig)
 
 
+def keep_image_extent(ax, shape: tuple[int, ...]) -> None:
+    """Axes limits of an ``imshow`` of an image of ``shape`` (rows, columns, ...): points
+    plotted beyond the frame (a projected model, keypoints) would otherwise widen the panel."""
+    ax.set_xlim(-0.5, shape[1] - 0.5)
+    ax.set_ylim(shape[0] - 0.5, -0.5)
+
+
 def crop_around(mask: np.ndarray, pad: int) -> tuple[slice, slice]:
     """The bounding box of ``mask``'s True pixels, grown by ``pad`` and clipped to the image;
     the whole image when nothing is set."""

@@ -10,7 +10,13 @@ from pathlib import Path
 import numpy as np
 
 from sim2real.core.atomic import atomic_folder
-from sim2real.core.report import ReportSection, pyplot, save_figure, write_html_report
+from sim2real.core.report import (
+    ReportSection,
+    keep_image_extent,
+    pyplot,
+    save_figure,
+    write_html_report,
+)
 from sim2real.detect.detector import save_detector
 from sim2real.detect.keypoints import keypoint_targets, project
 
@@ -40,8 +46,7 @@ def frames_figure(path: Path, frames, geometry, detections=None, title="") -> No
         det = detections[k] if detections is not None else None
         if det is not None and det.found:
             ax.plot(det.centre_px[0], det.centre_px[1], "x", color="red", ms=10, mew=2)
-        ax.set_xlim(0, frames.rgb.shape[2])
-        ax.set_ylim(frames.rgb.shape[1], 0)
+        keep_image_extent(ax, frames.rgb.shape[1:])
     if title:
         fig.suptitle(title)
     fig.tight_layout()
@@ -156,8 +161,7 @@ def real_detections_figure(path: Path, frames, run, detector, title: str) -> Non
             ax.plot(det.centre_px[0], det.centre_px[1], "x", color="red", ms=12, mew=2)
             if det.keypoints_px is not None:
                 ax.plot(det.keypoints_px[:, 0], det.keypoints_px[:, 1], ".", color="red", ms=4)
-        ax.set_xlim(-0.5, rgb.shape[1] - 0.5)  # keypoints beyond the frame would widen it
-        ax.set_ylim(rgb.shape[0] - 0.5, -0.5)
+        keep_image_extent(ax, rgb.shape)
         ax.set_title(f"frame {frame}: conf {det.confidence:.2f}", fontsize=8)
     fig.suptitle(f"{title}: reference centre (+), detection (x)")
     fig.tight_layout()

@@ -27,7 +27,13 @@ def write_track_report(
 ) -> Path:
     """``folder/index.html``: score (and error, when ground truth is known) over time, status
     bands, and the model drawn on a few frames."""
-    from sim2real.core.report import ReportSection, pyplot, save_figure, write_html_report
+    from sim2real.core.report import (
+        ReportSection,
+        keep_image_extent,
+        pyplot,
+        save_figure,
+        write_html_report,
+    )
 
     plt = pyplot()
     folder = Path(folder)
@@ -77,9 +83,7 @@ def write_track_report(
         ax.imshow(np.where(depth > 0, depth, np.nan), cmap="gray")
         uv = project_model(run.tracker, r.T_cam_part)
         ax.scatter(uv[:, 0], uv[:, 1], s=1, color=colours[r.status])
-        h, w = depth.shape  # the frame's own extent: points beyond it would widen the panel
-        ax.set_xlim(-0.5, w - 0.5)
-        ax.set_ylim(h - 0.5, -0.5)
+        keep_image_extent(ax, depth.shape)
         ax.set_title(f"frame {r.frame}: {r.status} ({r.score or 0:.2f})", fontsize=9)
         ax.set_xticks([])
         ax.set_yticks([])
