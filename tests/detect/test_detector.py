@@ -248,6 +248,11 @@ def test_finetune_on_colour_images_alone(cli_setup, tmp_path):
                    "--out", out)  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert (out / "weights.pt").is_file() and "real held-out" in proc.stdout
+    # piped: each stage's line as it ends on stderr (measuring ends after the fine-tuning)
+    lines = proc.stderr.strip().splitlines()
+    assert [line.split()[:2] for line in lines] == [
+        ["render", "100%"], ["fine-tune", "100%"], ["measure", "100%"]
+    ], lines  # fmt: skip
     # labels for frames that are not among the colour images
     shifted = tmp_path / "scene_gt.json"
     gt = json.loads(labels.read_text())

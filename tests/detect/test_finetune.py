@@ -46,13 +46,21 @@ def test_l2sp_keeps_the_weights_nearer_the_simulated_ones_than_naive_tuning(tiny
     torch.manual_seed(0)
     naive = finetune_detector(det, train_cfg, frames[::-1], FinetuneConfig(mode="naive", **common))
     torch.manual_seed(0)
+    stages: dict[str, list] = {}
     kept = finetune_detector(
-        det, train_cfg, frames, FinetuneConfig(mode="replay", l2sp_alpha=50.0, **common)
-    )
+        det, train_cfg, frames, FinetuneConfig(mode="replay", l2sp_alpha=50.0, **common),
+        progress=lambda stage, done, total: stages.setdefault(stage, []).append((done, total)),
+    )  # fmt: skip
     # the first k frames by id train, the rest is held out, whatever the order given
     assert naive.train_frames == kept.train_frames == [10, 11, 12]
     assert kept.held_out_frames == [13, 14, 15] and kept.steps == naive.steps == 15
     assert kept.real_before.frames == 3 and kept.sim_before.frames >= 1
+    # progress: one count per stage, each ending at its total (3 validation + 4 replay frames
+    # rendered; the 3 held-out and the simulated frames measured before and after)
+    assert stages["render"][-1] == (7, 7) and len(stages["render"]) == 7
+    n = 2 * (3 + kept.sim_before.frames)
+    assert [d for d, _ in stages["measure"]] == list(range(1, n + 1))
+    assert stages["fine-tune"][-1] == (100.0, 100.0)
     assert distance(kept.detector.net, det.net) < 0.5 * distance(naive.detector.net, det.net)
     # the detector fine-tuned is a copy: the simulated one is unchanged
     assert all(torch.equal(p, q) for p, q in zip(det.net.parameters(), before, strict=True))

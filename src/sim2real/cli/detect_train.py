@@ -212,6 +212,7 @@ def finetune_cmd(
         Path | None, typer.Option("--camera", help="Camera file; takes precedence.")
     ] = None,
     encoding: Encoding = "auto",
+    quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
 ) -> None:
     """Fine-tune DET on k labelled real frames; report held-out real and simulated errors."""
     from sim2real.core.atomic import check_writable
@@ -253,7 +254,8 @@ def finetune_cmd(
         cfg = cfg.model_copy(
             update={"optim": cfg.optim.model_copy(update={"max_minutes": minutes})}
         )
-    result = finetune_detector(detector, train_cfg, real, cfg)
+    with _Progress(quiet) as progress:
+        result = finetune_detector(detector, train_cfg, real, cfg, progress=progress)
     write_finetuned_folder(result, train_cfg, out)
     typer.echo(f"wrote {out}: {cfg.mode}, k = {k}, {result.steps} steps")
     for name, before, after in (
@@ -273,13 +275,14 @@ class _Progress:
     def __enter__(self):
         if self.quiet:
             return None
-        from rich.progress import BarColumn, TextColumn, TimeRemainingColumn
+        from rich.progress import BarColumn, TaskProgressColumn, TextColumn, TimeRemainingColumn
 
         from sim2real.cli.progress import transient_progress
 
         self.bar = transient_progress(
-            TextColumn("{task.description}"), BarColumn(), TimeRemainingColumn()
-        )
+            TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(),
+            TimeRemainingColumn(),
+        )  # fmt: skip
         self.bar.__enter__()
         self.tasks: dict[str, int] = {}
 

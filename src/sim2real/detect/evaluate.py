@@ -75,13 +75,17 @@ def summarize(errors: list[FrameError]) -> DetectionMetrics:
     )
 
 
-def evaluate_frames(detector, frames: list[tuple]) -> tuple[DetectionMetrics, list[FrameError]]:
-    """Detect in each ``(frame id, rgb, depth_m or None, K, T_cam_part)`` and compare."""
+def evaluate_frames(
+    detector, frames: list[tuple], progress=None
+) -> tuple[DetectionMetrics, list[FrameError]]:
+    """Detect in each ``(frame id, rgb, depth_m or None, K, T_cam_part)`` and compare;
+    ``progress(done, total)`` after each frame."""
     from sim2real.detect.detector import detect_frame
 
     centre = detector.geometry.centre_part_m
-    errors = [
-        frame_error(fid, detect_frame(detector, rgb, depth, K), T, centre, K)
-        for fid, rgb, depth, K, T in frames
-    ]
+    errors = []
+    for fid, rgb, depth, K, T in frames:
+        errors.append(frame_error(fid, detect_frame(detector, rgb, depth, K), T, centre, K))
+        if progress is not None:
+            progress(len(errors), len(frames))
     return summarize(errors), errors

@@ -101,9 +101,15 @@ def check_labels(frame_ids: list[int], label_ids: list[int], labels_path, k: int
         )
 
 
-def sim_frames(detector: Detector, train_cfg: TrainConfig, cfg: FinetuneConfig):
+def _part_of(progress, offset: int, total: int):
+    """A ``(done, n)`` callback for one part of a larger count ``progress(done, total)``."""
+    return progress and (lambda done, _: progress(offset + done, total))
+
+
+def sim_frames(detector: Detector, train_cfg: TrainConfig, cfg: FinetuneConfig, progress=None):
     """(validation, replay) simulated frames of the detector's own randomization: validation
-    at the indices ``detect train`` validated on, replay after them (never trained on)."""
+    at the indices ``detect train`` validated on, replay after them (never trained on);
+    ``progress(done, total)`` over both."""
     from sim2real.detect.render_rgbd import SampleRenderer
     from sim2real.models.part import load_part
 
@@ -114,11 +120,16 @@ def sim_frames(detector: Detector, train_cfg: TrainConfig, cfg: FinetuneConfig):
     )
     renderer = SampleRenderer(part, scene, seed=train_cfg.seed)
     start = train_cfg.frames
-    val = render_frames(renderer, range(start, start + min(cfg.val_frames, train_cfg.val_frames)))
+    n_val = min(cfg.val_frames, train_cfg.val_frames)
+    n_replay = cfg.replay_frames if cfg.mode == "replay" else 0
+    total = n_val + n_replay
+    val = render_frames(renderer, range(start, start + n_val), _part_of(progress, 0, total))
     first = start + train_cfg.val_frames
     replay = None
-    if cfg.mode == "replay":
-        replay = render_frames(renderer, range(first, first + cfg.replay_frames))
+    if n_replay:
+        replay = render_frames(
+            renderer, range(first, first + n_replay), _part_of(progress, n_val, total)
+        )
     return val, replay
 
 
@@ -128,18 +139,27 @@ def finetune_detector(
     frames: list[tuple],
     cfg: FinetuneConfig,
     sim: tuple[FrameSet, FrameSet | None] | None = None,
+    progress=None,
 ) -> FinetuneResult:
     """Fine-tune a copy of ``detector`` (trained with ``train_cfg``) on the first ``cfg.k`` of
     the labelled real ``frames`` (frame, rgb, depth, K, T_cam_part), in frame order; ``sim``:
-    the (validation, replay) frames of ``sim_frames`` when already rendered."""
+    the (validation, replay) frames of ``sim_frames`` when already rendered.
+    ``progress(stage, done, total)`` reports rendering and measuring (frames) and fine-tuning
+    (% of the budget)."""
     import torch
+
+    def stage(name: str):
+        return progress and (lambda done, total: progress(name, done, total))
 
     frames = sorted(frames, key=lambda f: f[0])
     train, held = frames[: cfg.k], frames[cfg.k :]
-    sim_val, replay = sim if sim is not None else sim_frames(detector, train_cfg, cfg)
+    sim_val, replay = (
+        sim if sim is not None else sim_frames(detector, train_cfg, cfg, stage("render"))
+    )
     sim_eval = sim_eval_frames(sim_val)
-    real_before, _ = evaluate_frames(detector, held)
-    sim_before, _ = evaluate_frames(detector, sim_eval)
+    measure, n_measured = stage("measure"), 2 * (len(held) + len(sim_eval))  # before, after
+    real_before, _ = evaluate_frames(detector, held, _part_of(measure, 0, n_measured))
+    sim_before, _ = evaluate_frames(detector, sim_eval, _part_of(measure, len(held), n_measured))
 
     net = copy.deepcopy(detector.net)
     geometry = detector.geometry
@@ -175,18 +195,19 @@ def finetune_detector(
         return rgb, depth, tgt
 
     log: list[dict] = []
+
+    def on_log(step, elapsed, lr, terms):
+        log.append({"step": step, "elapsed_s": round(elapsed, 2), **terms})
+        if progress:
+            progress("fine-tune", 100.0 * min(cfg.optim.spent(elapsed, step), 1.0), 100.0)
+
     steps = fit_network(
-        net,
-        draw,
-        geometry,
-        cfg.optim,
-        detector.info.network,
-        penalty=penalty,
-        log=lambda s, e, lr, t: log.append({"step": s, "elapsed_s": round(e, 2), **t}),
+        net, draw, geometry, cfg.optim, detector.info.network, penalty=penalty, log=on_log
     )
     tuned = Detector(net, detector.info)
-    real_after, _ = evaluate_frames(tuned, held)
-    sim_after, _ = evaluate_frames(tuned, sim_eval)
+    half = n_measured // 2
+    real_after, _ = evaluate_frames(tuned, held, _part_of(measure, half, n_measured))
+    sim_after, _ = evaluate_frames(tuned, sim_eval, _part_of(measure, half + len(held), n_measured))
     return FinetuneResult(
         tuned,
         cfg,
