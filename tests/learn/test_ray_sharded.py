@@ -185,7 +185,10 @@ def _bad_file() -> None:
 
 def test_jobs_run_as_ray_tasks_in_order_like_locally():
     jobs = [partial(_square, k) for k in range(5)]
-    assert run_on_ray(jobs, workers=2) == [job() for job in jobs] == [0, 1, 4, 9, 16]
+    ended: list[tuple[int, int]] = []
+    results = run_on_ray(jobs, workers=2, progress=lambda done, n: ended.append((done, n)))
+    assert results == [job() for job in jobs] == [0, 1, 4, 9, 16]
+    assert ended == [(k, 5) for k in range(1, 6)]  # one call as each job ends, on the driver
     with pytest.raises(InputError, match=r"sweep\.yaml: seeds: no such seed"):
         run_on_ray([_bad_file], workers=1)
 
@@ -200,3 +203,29 @@ def test_eval_grid_as_ray_tasks_equals_the_local_one(tmp_path):
     rows = [r.to_dict() for r in local[str(tmp_path / "run")]]
     assert [r["world"] for r in rows] == ["training conditions", "motor-lag", "identified-shifted"]
     assert [r.to_dict() for r in on_ray[str(tmp_path / "run")]] == rows
+    # the command: the cells counted on the driver as they end (piped: its last line)
+    from cli_helpers import run_cli  # here: Ray's workers import this module without tests/
+
+    proc = run_cli("policy", "eval", tmp_path / "run", "--reality", "motor-lag", "--episodes", 2,
+                   "--workers", 2)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "motor-lag: success" in proc.stdout
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("evaluate 100%") and last.endswith("2 of 2 cells evaluated"), last
+
+
+def test_seed_sweep_on_ray_counts_the_seeds_on_the_driver(tmp_path):
+    """`policy train --seeds --workers`: each seed a Ray task; the seeds' own progress lines
+    stay in the workers' logs, the command says how many seeds have ended."""
+    from cli_helpers import run_cli
+
+    settings = tmp_path / "small.yaml"
+    settings.write_text("num_envs: 8\nsteps_per_env: 32\n")
+    proc = run_cli("policy", "train", PENDULUM, "--settings", settings, "--steps", 256,
+                   "--seeds", "0-1", "--workers", 2, "--out", tmp_path / "sweep")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "sweep" / "seed-1" / "policy.pt").is_file()
+    assert "best: seed" in proc.stdout
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("seeds 100%") and last.endswith("2 of 2 trained"), proc.stderr
+    assert "seed 0: train" not in proc.stderr  # a seed's own lines: in its worker's log

@@ -96,6 +96,10 @@ def test_cli_prints_a_score_per_world(tmp_path):
     assert lines[1].startswith("  identified-shifted: RealAIGym score ")
     assert lines[2].startswith("  our-fit: RealAIGym score ")
     assert "over 2 pushed episodes of 60 s" in lines[1]
+    last = proc.stderr.strip().splitlines()[-1]  # piped: the grid's progress at its end
+    assert last.startswith("evaluate 100%") and last.endswith("run: our-fit"), proc.stderr
+    quiet = run_cli(*args, "--reality", "our-fit", "--quiet")
+    assert quiet.returncode == 0 and quiet.stderr == "", quiet.stderr
     bad = run_cli(*args, "--report", str(tmp_path / "rep"))
     assert_one_line_error(bad, "--report", "--realaigym")
     assert not (tmp_path / "rep").exists()

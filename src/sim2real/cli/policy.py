@@ -23,6 +23,14 @@ AddressOption = Annotated[
 QuietOption = Annotated[bool, typer.Option("--quiet", help="No progress bar.")]
 
 
+def _ray_jobs(address: str | None, workers: int | None, progress, what: str):
+    """A Ray job runner reporting ``progress`` (``share_progress``'s) as jobs end."""
+    from sim2real.core.ray_jobs import ray_runner
+
+    report = progress and (lambda done, total: progress(done, total, f"{done} of {total} {what}"))
+    return ray_runner(address, workers=workers or 1, progress=report)
+
+
 def _dr_arg(dr: str | None) -> str | Path | None:
     if dr is None:
         return "default"
@@ -193,20 +201,20 @@ def train_cmd(
 
         kw["make_env"] = sharded_make_env(workers or 1, address)
     if seeds is not None:
+        from sim2real.cli.progress import share_progress
         from sim2real.learn.reality_sets import reality_sets
         from sim2real.learn.seeds import parse_seeds, train_seeds
 
-        if on_ray:
-            from sim2real.core.ray_jobs import ray_runner
-
         if seed is not None:
             raise InputError("--seeds", None, "give --seeds or --seed, not both")
-        sweep = train_seeds(
-            out, env, parse_seeds(seeds), train_kw=kw,
-            validation=validation or reality_sets(env).validation,
-            new_conditions=new_conditions, own_totals=resume and steps is None, quiet=quiet,
-            **({"run_jobs": ray_runner(address, workers=workers or 1)} if on_ray else {}),
-        )  # fmt: skip
+        # on Ray each seed's own lines stay in its worker's log: here, the seeds as they end
+        with share_progress(quiet or not on_ray, "seeds") as progress:
+            sweep = train_seeds(
+                out, env, parse_seeds(seeds), train_kw=kw,
+                validation=validation or reality_sets(env).validation,
+                new_conditions=new_conditions, own_totals=resume and steps is None, quiet=quiet,
+                **({"run_jobs": _ray_jobs(address, workers, progress, "trained")} if on_ray else {}),
+            )  # fmt: skip
         for line in sweep.lines():
             typer.echo(line)
         return
@@ -316,9 +324,11 @@ def eval_cmd(
         ),
     ] = None,
     address: AddressOption = None,
+    quiet: QuietOption = False,
 ) -> None:
     """Success rate and return of each policy in its training conditions and in each reality
     (default: the task's evaluation worlds); with several policies, the ablation table."""
+    from sim2real.cli.progress import share_progress
     from sim2real.learn.evaluate import evaluate_runs
     from sim2real.learn.reality import shipped_realities
 
@@ -328,10 +338,11 @@ def eval_cmd(
 
         if report is not None:
             raise InputError("--report", None, "not with --realaigym (its lines are the result)")
-        scores = score_runs(
-            list(policies), list(reality or []), env_id=env,
-            protocol=DisturbanceProtocol(episodes=episodes), seed=seed,
-        )  # fmt: skip
+        with share_progress(quiet, "evaluate") as progress:
+            scores = score_runs(
+                list(policies), list(reality or []), env_id=env,
+                protocol=DisturbanceProtocol(episodes=episodes), seed=seed, progress=progress,
+            )  # fmt: skip
         for path, per_world in scores.items():
             typer.echo(f"{path}:")
             for s in per_world:
@@ -342,15 +353,14 @@ def eval_cmd(
         from sim2real.core.atomic import check_writable
 
         check_writable(report, "--report", folder=True)
-    run_jobs = None
-    if workers is not None or address is not None:
-        from sim2real.core.ray_jobs import ray_runner
-
-        run_jobs = ray_runner(address, workers=workers or 1)
-    results, worlds = evaluate_runs(
-        list(policies), list(reality or []), env_id=env, episodes=episodes, seed=seed,
-        run_jobs=run_jobs,
-    )  # fmt: skip
+    with share_progress(quiet, "evaluate") as progress:
+        run_jobs = None
+        if workers is not None or address is not None:
+            run_jobs = _ray_jobs(address, workers, progress, "cells evaluated")
+        results, worlds = evaluate_runs(
+            list(policies), list(reality or []), env_id=env, episodes=episodes, seed=seed,
+            run_jobs=run_jobs, progress=progress,
+        )  # fmt: skip
     for path, per_world in results.items():
         typer.echo(f"{path}:")
         for r in per_world:

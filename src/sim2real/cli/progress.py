@@ -41,3 +41,24 @@ def frames_progress(quiet: bool) -> Iterator[Callable[[int, int, str], None] | N
             bar.update(task, completed=done, total=total, outcomes=counts)
 
         yield update
+
+
+@contextmanager
+def share_progress(quiet: bool, name: str) -> Iterator[Callable[[float, float, str], None] | None]:
+    """``update(done, total, where="")`` of a long job: its share done, the time left and
+    where it is (``seed-0: bench-span``), after ``name``; None when ``quiet``."""
+    if quiet:
+        yield None
+        return
+    from rich.progress import BarColumn, TaskProgressColumn, TextColumn, TimeRemainingColumn
+
+    with transient_progress(
+        TextColumn(name), BarColumn(), TaskProgressColumn(), TimeRemainingColumn(),
+        TextColumn("{task.fields[where]}"),
+    ) as bar:  # fmt: skip
+        task = bar.add_task(name, total=None, where="")
+
+        def update(done: float, total: float, where: str = "") -> None:
+            bar.update(task, completed=done, total=total, where=where)
+
+        yield update

@@ -70,11 +70,12 @@ class EvalResult:
         )
 
 
-def run_policy(policy, env, episodes: int, seed: int, world: str) -> EvalResult:
+def run_policy(policy, env, episodes: int, seed: int, world: str, progress=None) -> EvalResult:
     """``episodes`` episodes of ``policy`` (``act(obs) -> actions``) in ``env``; skipped when
     a group the actor reads has another size there (a teacher's privileged group follows the
     world's parameters, e.g. an actuator model adds its own). A task that declares
-    ``episode_metrics`` has them recorded over the same episodes."""
+    ``episode_metrics`` has them recorded over the same episodes. ``progress(done)``: the
+    episodes done so far, as they end."""
     groups = getattr(policy, "obs_groups", None) or {}
     for name in getattr(getattr(policy, "roles", None), "actor", ()):
         have, need = env.obs_groups[name].dim, groups[name].dim
@@ -101,6 +102,8 @@ def run_policy(policy, env, episodes: int, seed: int, world: str) -> EvalResult:
         taken += done
         returns += result.info["episode_return"][done].tolist()
         successes += result.info["episode_success"][done].tolist()
+        if progress is not None and done.any():
+            progress(min(len(returns), episodes))
     metrics = recorder.result() if recorder is not None else None
     return EvalResult(
         world, np.array(returns[:episodes]), np.array(successes[:episodes]) > 0.5, "", metrics
@@ -115,9 +118,10 @@ def evaluate_policy(
     seed: int = 1,
     num_envs: int = 50,
     training: bool = True,
+    progress=None,
 ) -> list[EvalResult]:
     """Evaluate in the training conditions (the policy's environment and randomization) and
-    in each reality."""
+    in each reality; ``progress(done)``: the episodes done so far, over all of them."""
     import torch
 
     from sim2real.learn.envs import make_vec
@@ -130,13 +134,23 @@ def evaluate_policy(
         if training:
             config = task_config(policy.env_config)
             env = make_vec(policy.env_id, n, seed=seed, dr=policy.dr, config=config)
-            out.append(run_policy(policy, env, episodes, seed, TRAINING))
+            out.append(run_policy(policy, env, episodes, seed, TRAINING, _after(progress, 0)))
         for reality in realities:
             env = reality_env(reality, policy.env_id, task_config(policy.env_config), n, seed)
-            out.append(run_policy(policy, env, episodes, seed, reality.name))
+            report = _after(progress, len(out) * episodes)
+            out.append(run_policy(policy, env, episodes, seed, reality.name, report))
     finally:
         torch.set_num_threads(threads)
     return out
+
+
+def _after(progress, offset: int):
+    """``progress(done)`` of a later part of one count: ``offset`` done before it."""
+    return progress and (lambda done: progress(offset + done))
+
+
+def _grid_progress(progress, offset: int, total: int, where: str, done: int) -> None:
+    progress(offset + done, total, where)
 
 
 def load_runs_and_worlds(
@@ -163,6 +177,7 @@ def evaluate_runs(
     episodes: int = 100,
     seed: int = 1,
     run_jobs: Callable[[list[Callable[[], Any]]], list[Any]] | None = None,
+    progress: Callable[[int, int, str], None] | None = None,
 ) -> tuple[dict[str, list[EvalResult]], list[Reality]]:
     """Each trained run (its folder) in its training conditions and in every reality (YAML
     paths or shipped names; none given: the task's evaluation worlds,
@@ -170,16 +185,25 @@ def evaluate_runs(
     fails first; ``env_id``: the environment every run must be for. Returns the results by
     run and the realities. ``run_jobs``: runs the grid's cells (one per run and world, each
     seeded alike, so the figures do not depend on it), e.g. as Ray tasks
-    (:func:`sim2real.core.ray_jobs.ray_runner`); default: here, in order."""
+    (:func:`sim2real.core.ray_jobs.ray_runner`); default: here, in order. ``progress(done,
+    total, where)``: the episodes done over the grid, as they end (here only)."""
     loaded, worlds = load_runs_and_worlds(runs, realities, env_id)
-    cells = []
-    for policy in loaded:
+    cells, where = [], []
+    for path, policy in zip(runs, loaded, strict=True):
         cells.append(partial(evaluate_policy, policy, [], episodes=episodes, seed=seed))
         cells += [
             partial(evaluate_policy, policy, [w], episodes=episodes, seed=seed, training=False)
             for w in worlds
         ]
-    done = run_jobs(cells) if run_jobs is not None else [cell() for cell in cells]
+        where += [f"{Path(path).name}: {name}" for name in [TRAINING, *(w.name for w in worlds)]]
+    if run_jobs is not None:
+        done = run_jobs(cells)
+    else:
+        total = len(cells) * episodes
+        done = [
+            cell(progress=progress and partial(_grid_progress, progress, k * episodes, total, w))
+            for k, (cell, w) in enumerate(zip(cells, where, strict=True))
+        ]
     per = 1 + len(worlds)
     results = {
         str(path): [r for cell in done[k * per : (k + 1) * per] for r in cell]

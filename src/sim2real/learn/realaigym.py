@@ -21,6 +21,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
 
 import numpy as np
 from pydantic import Field
@@ -129,10 +131,15 @@ class ProtocolScore:
 
 
 def protocol_score(
-    policy, reality: Reality, protocol: DisturbanceProtocol | None = None, seed: int = 1
+    policy,
+    reality: Reality,
+    protocol: DisturbanceProtocol | None = None,
+    seed: int = 1,
+    progress: Callable[[float], None] | None = None,
 ) -> ProtocolScore:
     """``protocol.episodes`` episodes of ``policy`` (``act(obs)``) in ``reality`` under the
-    protocol's pushes, all environments together."""
+    protocol's pushes, all environments together; ``progress(share)``: the share of the
+    episodes' time simulated so far."""
     from sim2real.learn.evaluate import task_config
     from sim2real.learn.reality import reality_env
 
@@ -147,12 +154,14 @@ def protocol_score(
     above = np.zeros(env.num_envs)
     peak = np.full(env.num_envs, -np.inf)
     obs = env.reset(seed=seed)
-    for _ in range(env.max_episode_steps):  # one episode per environment: time limit only
+    for t in range(env.max_episode_steps):  # one episode per environment: time limit only
         result = env.step(policy.act(obs))
         h = height(result.final_obs["privileged"])
         above += h >= protocol.threshold
         peak = np.maximum(peak, h)
         obs = result.obs
+        if progress is not None:
+            progress((t + 1) / env.max_episode_steps)
     shares = above / env.max_episode_steps
     return ProtocolScore(reality.name, protocol.episode_s, shares, peak >= protocol.threshold)
 
@@ -164,13 +173,24 @@ def score_runs(
     env_id: str | None = None,
     protocol: DisturbanceProtocol | None = None,
     seed: int = 1,
+    progress: Callable[[float, int, str], None] | None = None,
 ) -> dict[str, list[ProtocolScore]]:
     """Each trained run's protocol score in every reality (none given: the task's evaluation
-    worlds); policies and worlds all loaded before any episode runs."""
+    worlds); policies and worlds all loaded before any episode runs. ``progress(done, total,
+    where)``: the worlds done over the grid (fractions while one runs)."""
     from sim2real.learn.evaluate import load_runs_and_worlds
 
     loaded, worlds = load_runs_and_worlds(runs, realities, env_id)
-    return {
-        str(path): [protocol_score(policy, w, protocol, seed) for w in worlds]
-        for path, policy in zip(runs, loaded, strict=True)
-    }
+    total, done = len(loaded) * len(worlds), 0
+    scores: dict[str, list[ProtocolScore]] = {}
+    for path, policy in zip(runs, loaded, strict=True):
+        scores[str(path)] = []
+        for w in worlds:
+            report = progress and partial(_world_share, progress, done, total, Path(path), w.name)
+            scores[str(path)].append(protocol_score(policy, w, protocol, seed, report))
+            done += 1
+    return scores
+
+
+def _world_share(progress, done: int, total: int, run: Path, world: str, share: float) -> None:
+    progress(done + share, total, f"{run.name}: {world}")
