@@ -254,3 +254,23 @@ def test_detect_commands_read_depth_in_other_encodings_and_a_cad_file_says_prepa
     proc = run_cli("depth", "render", tmp_path / "part.step", "--pose", "0 0 0.5 0 0 0 1",
                    "--out", tmp_path / "d.npy")  # fmt: skip
     assert proc.returncode == 2 and "prepare it first (sim2real model prepare" in proc.stderr
+
+
+def test_ctrl_c_inside_a_command_is_one_line_and_exit_2(monkeypatch, tmp_path):
+    """A KeyboardInterrupt inside a command (typer returns 130 for it, silently): the user
+    reads that it was interrupted and that nothing was written."""
+    from bad_inputs import run_main
+
+    import sim2real.actuators.run
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(sim2real.actuators.run, "fit_actuator", interrupted)
+    out = tmp_path / "act.yaml"
+    got = run_main(
+        "actuator", "fit", "--logs", tmp_path / "log.json", "--model", "pd", "--out", out
+    )
+    assert got.code == 2, got
+    assert got.stderr.strip() == "error: interrupted: nothing was written", got.stderr
+    assert not out.exists()

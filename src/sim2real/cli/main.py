@@ -156,6 +156,11 @@ def _usage_line(err) -> str:
     return " ".join(err.format_message().split())
 
 
+TYPER_INTERRUPTED = 130
+"""What typer returns (not raises) for a Ctrl-C inside a command when not standalone; no
+command of ours returns it."""
+
+
 def main() -> None:
     """Console-script entry: bad input, a usage mistake or an interruption becomes one line on
     stderr and exit code 2 (no traceback); a refusal to adapt exits 3 (the command says so)."""
@@ -173,6 +178,8 @@ def main() -> None:
         print(f"error: {_usage_line(err)}", file=sys.stderr)
         sys.exit(2)
     except (KeyboardInterrupt, typer.Abort):
+        code = TYPER_INTERRUPTED
+    if code == TYPER_INTERRUPTED:
         print("error: interrupted: nothing was written", file=sys.stderr)
         sys.exit(2)
     sys.exit(code if isinstance(code, int) else 0)
