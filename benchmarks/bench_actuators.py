@@ -26,14 +26,14 @@ from sim2real.actuators.catalog import (
     ALL_MODELS,
     AUTO_CANDIDATES,
     FitSettings,
-    fit_model,
     is_physical,
     n_params,
 )
+from sim2real.actuators.compare import make_cache
 from sim2real.actuators.firmware import duty_mae, identify_firmware
 from sim2real.actuators.fit import evaluate
 from sim2real.actuators.published import load_published
-from sim2real.actuators.select import FitCache, at_gains, gains_of, select_model
+from sim2real.actuators.select import at_gains, gains_of, select_model
 from sim2real.actuators.servo_log import read_servo_log
 from sim2real.core.data import real_data
 
@@ -65,7 +65,7 @@ def main() -> None:
         time_budget_s=args.time_budget,
         seed=args.seed,
     )
-    cache = FitCache(lambda name, lg: fit_model(name, lg, settings, identify_firmware(lg)))
+    cache = make_cache(settings, processes=1)  # one fit at a time: its time is its own
     models = list(dict.fromkeys([REFERENCE, *args.candidates, *args.models]))
     pub = real_data("servo-bam-xl330", "published-params")
     published = {f"BAM m{m} published": load_published(pub / f"m{m}.json")[0] for m in range(1, 7)}

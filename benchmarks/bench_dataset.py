@@ -28,9 +28,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from sim2real.core.cores import usable_cores
 from sim2real.core.data import data_root
 from sim2real.detect.dataset import generate_dataset
-from sim2real.detect.frame_workers import usable_cores
 from sim2real.detect.render_rgbd import SampleRenderer, load_part_model
 from sim2real.detect.scene_config import SceneConfig
 

@@ -19,11 +19,12 @@ from pathlib import Path
 import numpy as np
 from bench_detect_recoveries import tracker_pose  # the same fresh start, one frame at a time
 
+from sim2real.core.cores import usable_cores
 from sim2real.core.yaml_io import read_yaml_mapping
 from sim2real.detect import decode
 from sim2real.detect.detector import load_detector
 from sim2real.detect.evaluate import frame_error
-from sim2real.detect.frame_workers import usable_cores, worker_renderer
+from sim2real.detect.frame_workers import worker_renderer
 from sim2real.detect.sim_data import render_frames
 from sim2real.detect.train import TrainConfig
 from sim2real.detect.verify import surface_samples

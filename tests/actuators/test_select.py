@@ -5,6 +5,7 @@ cannot tell the gains apart)."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from sim2real.actuators.select import (
     FitCache,
     GainFold,
     choose,
+    fold_jobs,
     select_model,
 )
 from sim2real.actuators.servo_log import ServoLog
@@ -109,6 +111,44 @@ def test_folds_and_cache_with_a_stub_fitter():
     assert len(calls) == 6
     with pytest.raises(ValueError, match="two gains"):
         select_model(["good"], logs[:2], cache, evaluate, lambda n: 3, lambda n: True)
+
+
+def _fit_here(name, train):
+    """A stub fit that says which process ran it."""
+    return _Fit((name, tuple(sorted({lg.kp_fw for lg in train})), os.getpid()), 0.01)
+
+
+def test_parallel_fits_run_in_workers_once_each_and_equal_the_sequential_ones():
+    logs = [_Log(g) for g in (100.0, 200.0, 400.0)]
+    jobs = fold_jobs(["a", "b"], logs)
+    assert [(n, sorted({lg.kp_fw for lg in t})) for n, t in jobs[:3]] == [
+        ("a", [200.0, 400.0]), ("a", [100.0, 400.0]), ("a", [100.0, 200.0])
+    ]  # fmt: skip
+    cache = FitCache(_fit_here, processes=2)
+    with cache.parallel(jobs):
+        with cache.parallel(jobs[:2]):  # an inner block (select_model's): nothing twice
+            assert len(cache._running) == 6
+        got = [cache.get(name, train).config for name, train in jobs]
+    assert [c[:2] for c in got] == [_fit_here(n, t).config[:2] for n, t in jobs]
+    assert os.getpid() not in {c[2] for c in got}  # fitted in the worker processes
+    assert cache.get("b", jobs[3][1]).config == got[3]  # kept: no new fit after the block
+
+
+def _fit_or_fail(name, train):
+    if name == "broken":
+        raise ValueError("no such model")
+    return _fit_here(name, train)
+
+
+def test_a_fit_that_fails_in_a_worker_raises_its_own_error_and_ends_the_block():
+    logs = [_Log(g) for g in (100.0, 200.0, 400.0)]
+    jobs = fold_jobs(["broken", "a"], logs)
+    cache = FitCache(_fit_or_fail, processes=2)
+    with pytest.raises(ValueError, match="no such model"), cache.parallel(jobs):
+        for name, train in jobs:
+            cache.get(name, train)
+    assert cache._running is None and not cache.fits  # the workers ended, nothing half-kept
+    assert cache.get("a", jobs[3][1]).config[2] == os.getpid()  # afterwards: fitted here
 
 
 def _synthetic_logs(duration_s: float = 3.0) -> list[ServoLog]:

@@ -13,13 +13,21 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from sim2real.actuators.catalog import FitSettings, fit_model, is_physical, n_params
 from sim2real.actuators.compare_report import comparison_section
 from sim2real.actuators.firmware import identify_firmware
 from sim2real.actuators.fit import evaluate
-from sim2real.actuators.select import Candidate, FitCache, Selection, gains_of, select_model
+from sim2real.actuators.select import (
+    Candidate,
+    FitCache,
+    Selection,
+    fold_jobs,
+    gains_of,
+    select_model,
+)
 from sim2real.actuators.servo_log import ServoLog, check_steps, read_logs, split_logs
 
 
@@ -57,9 +65,18 @@ class ModelResult:
         return path
 
 
-def make_cache(settings: FitSettings) -> FitCache:
-    """Fits by (model, gains), each with the firmware law of the logs it is fitted on."""
-    return FitCache(lambda name, logs: fit_model(name, logs, settings, identify_firmware(logs)))
+def make_cache(settings: FitSettings, processes: int | None = None) -> FitCache:
+    """Fits by (model, gains), each with the firmware law of the logs it is fitted on; the
+    independent fits of a selection or comparison run in ``processes`` worker processes
+    (default: one per usable core; each fit runs on one)."""
+    from sim2real.core.cores import usable_cores
+
+    fit = partial(_fit_with_firmware, settings=settings)
+    return FitCache(fit, usable_cores() if processes is None else processes)
+
+
+def _fit_with_firmware(name: str, logs: list[ServoLog], settings: FitSettings):
+    return fit_model(name, logs, settings, identify_firmware(logs))
 
 
 def compare_models(
@@ -77,26 +94,34 @@ def compare_models(
     and ``hold``."""
     cache = cache or make_cache(settings or FitSettings())
     selection = None
-    if select and len(gains_of(train)) >= 2:
-        selection = select_model(models, train, cache, evaluate, n_params, is_physical, progress)
-    rows = []
-    for name in models:
-        fit = cache.get(name, train)
-        row = ModelResult(
-            name,
-            fit.config,
-            float(fit.train_mae_rad),
-            evaluate(fit.config, hold) if hold else None,
-            fit.fit_time_s,
-            fit,
-            selection.candidate(name) if selection else None,
-            list(fit.at_bounds),
-        )
-        rows.append(row)
-        if progress is not None:
-            held = f", hold-out {row.holdout_mae_rad:.4f}" if hold else ""
-            progress(f"{name}: train {row.train_mae_rad:.4f} rad{held} ({row.fit_time_s:.1f} s)")
+    select = select and len(gains_of(train)) >= 2
+    jobs = (fold_jobs(models, train) if select else []) + [(name, train) for name in models]
+    with cache.parallel(jobs):  # the selection's fits and the final ones, side by side
+        if select:
+            selection = select_model(
+                models, train, cache, evaluate, n_params, is_physical, progress
+            )
+        rows = [_row(name, cache, train, hold, selection, progress) for name in models]
     return rows, selection
+
+
+def _row(name, cache, train, hold, selection, progress) -> ModelResult:
+    """``name``'s fit on all of ``train``, judged on ``hold``."""
+    fit = cache.get(name, train)
+    row = ModelResult(
+        name,
+        fit.config,
+        float(fit.train_mae_rad),
+        evaluate(fit.config, hold) if hold else None,
+        fit.fit_time_s,
+        fit,
+        selection.candidate(name) if selection else None,
+        list(fit.at_bounds),
+    )
+    if progress is not None:
+        held = f", hold-out {row.holdout_mae_rad:.4f}" if hold else ""
+        progress(f"{name}: train {row.train_mae_rad:.4f} rad{held} ({row.fit_time_s:.1f} s)")
+    return row
 
 
 def describe(train: list[ServoLog], hold: list[ServoLog], selection: Selection | None) -> str:

@@ -31,6 +31,7 @@ from sim2real.actuators.network import save_network
 from sim2real.actuators.select import (
     GainFold,
     Selection,
+    fold_jobs,
     gains_of,
     leave_one_gain_out,
     select_model,
@@ -147,7 +148,9 @@ def fit_actuator(
         )
         name = selection.chosen
     elif validate and several:
-        validation = leave_one_gain_out(name, train, cache, evaluate)
+        with cache.parallel([*fold_jobs([name], train), (name, train)]):  # side by side
+            validation = leave_one_gain_out(name, train, cache, evaluate)
+            cache.get(name, train)
     fit = cache.get(name, train)
     outcome = FitOutcome(
         name,

@@ -18,12 +18,16 @@ selects within the remaining ones fits each model once per distinct set of gains
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import multiprocessing
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from multiprocessing.pool import AsyncResult
 
 import numpy as np
 
 from sim2real.actuators.servo_log import ServoLog
+from sim2real.core.stop_request import ignore_ctrl_c
 
 EXTRAPOLATION_RATIO = 2.0
 """Held-out-gain MAE over the same fit's training MAE above which a model does not
@@ -52,17 +56,49 @@ def at_gains(logs: list[ServoLog], gains) -> list[ServoLog]:
 
 
 class FitCache:
-    """Fits by (model, fitted gains); ``fit_fn`` runs only on a miss."""
+    """Fits by (model, fitted gains); ``fit_fn`` runs only on a miss. Inside
+    :meth:`parallel` the fits named there run in ``processes`` worker processes (``fit_fn``
+    must then pickle), and :meth:`get` waits for its own: each fit is seeded by its settings
+    alone, so the figures do not depend on where or in what order it ran."""
 
-    def __init__(self, fit_fn: FitFn):
+    def __init__(self, fit_fn: FitFn, processes: int = 1):
         self.fit_fn = fit_fn
+        self.processes = processes
         self.fits: dict[tuple[str, tuple[float, ...]], object] = {}
+        self._running: dict[tuple[str, tuple[float, ...]], AsyncResult] | None = None
 
     def get(self, name: str, logs: list[ServoLog]):
         key = (name, tuple(gains_of(logs)))
         if key not in self.fits:
-            self.fits[key] = self.fit_fn(name, logs)
+            running = (self._running or {}).pop(key, None)
+            self.fits[key] = running.get() if running else self.fit_fn(name, logs)
         return self.fits[key]
+
+    @contextmanager
+    def parallel(self, jobs: list[tuple[str, list[ServoLog]]]) -> Iterator[None]:
+        """The fits of ``jobs`` (model, logs) not cached yet, started in worker processes, in
+        order. Leaving on an error or Ctrl-C ends the workers at once. Within another block,
+        nothing more starts."""
+        todo: dict[tuple[str, tuple[float, ...]], tuple[str, list[ServoLog]]] = {}
+        for name, logs in jobs:
+            key = (name, tuple(gains_of(logs)))
+            if key not in self.fits:
+                todo.setdefault(key, (name, logs))
+        if self.processes <= 1 or len(todo) <= 1 or self._running is not None:
+            yield
+            return
+        context = multiprocessing.get_context()
+        pool = context.Pool(min(self.processes, len(todo)), initializer=ignore_ctrl_c)
+        try:
+            self._running = {key: pool.apply_async(self.fit_fn, job) for key, job in todo.items()}
+            yield
+            pool.close()
+        except BaseException:
+            pool.terminate()  # the other fits are not wanted any more
+            raise
+        finally:
+            self._running = None
+            pool.join()
 
 
 @dataclass
@@ -154,13 +190,22 @@ def leave_one_gain_out(
     """Fit ``name`` on all gains but one, judge it on that one, for every gain of ``logs``."""
     folds = []
     for g in gains_of(logs):
-        train = [log for log in logs if float(log.kp_fw) != g]
         hold = at_gains(logs, [g])
-        fit = cache.get(name, train)
+        fit = cache.get(name, all_but_gain(logs, g))
         folds.append(
             GainFold(g, float(fit.train_mae_rad), evaluate(fit.config, hold), fit.fit_time_s)
         )
     return folds
+
+
+def all_but_gain(logs: list[ServoLog], gain: float) -> list[ServoLog]:
+    return [log for log in logs if float(log.kp_fw) != gain]
+
+
+def fold_jobs(names: list[str], logs: list[ServoLog]) -> list[tuple[str, list[ServoLog]]]:
+    """The (model, logs) fits leave one gain out makes of each of ``names``: for
+    :meth:`FitCache.parallel`."""
+    return [(name, all_but_gain(logs, g)) for name in names for g in gains_of(logs)]
 
 
 def choose(candidates: list[Candidate], gains: list[float]) -> Selection:
@@ -219,11 +264,12 @@ def select_model(
     if len(gains) < 2:
         raise ValueError("leave-one-gain-out selection needs logs at two gains or more")
     candidates = []
-    for name in names:
-        folds = leave_one_gain_out(name, logs, cache, evaluate)
-        cand = Candidate(name, folds, n_params(name), physical(name))
-        candidates.append(cand)
-        if progress is not None:
-            held = ", ".join(f"kp {f.held_kp:g} {f.holdout_mae_rad:.4f}" for f in folds)
-            progress(f"{name}: held-out gains {held} rad (mean {cand.logo_mae_rad:.4f})")
+    with cache.parallel(fold_jobs(names, logs)):
+        for name in names:
+            folds = leave_one_gain_out(name, logs, cache, evaluate)
+            cand = Candidate(name, folds, n_params(name), physical(name))
+            candidates.append(cand)
+            if progress is not None:
+                held = ", ".join(f"kp {f.held_kp:g} {f.holdout_mae_rad:.4f}" for f in folds)
+                progress(f"{name}: held-out gains {held} rad (mean {cand.logo_mae_rad:.4f})")
     return choose(candidates, gains)

@@ -49,9 +49,15 @@ def ctrl_c_requests_stop() -> Iterator[None]:
         _asked.clear()
 
 
+def ignore_ctrl_c() -> None:
+    """A pool's initializer: this worker ignores Ctrl-C, which its parent takes (and then ends
+    the pool): no traceback from each worker."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def follow_parent_stop(stop) -> None:
     """A pool's initializer: this worker ignores Ctrl-C (its parent takes it and sets ``stop``,
     a multiprocessing Event) and stops its loops when ``stop`` is set."""
     global _parent_stop
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    ignore_ctrl_c()
     _parent_stop = stop

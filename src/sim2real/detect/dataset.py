@@ -104,7 +104,8 @@ def generate_dataset(
     ``progress(done, total)`` as locally rendered frames are written. Bad input (a mesh without
     faces, an unwritable ``out``, a frame count < 1, a config field) is an InputError before
     anything is written."""
-    from sim2real.detect.frame_workers import usable_cores, worker_renderer, write_sample
+    from sim2real.core.cores import usable_cores
+    from sim2real.detect.frame_workers import worker_renderer, write_sample
     from sim2real.detect.render_rgbd import load_part_model
 
     if isinstance(frames, bool) or int(frames) != frames or frames < 1:

@@ -10,7 +10,6 @@ worker renders it does not change its bytes."""
 from __future__ import annotations
 
 import multiprocessing
-import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -23,14 +22,6 @@ large enough that handing out tasks costs nothing beside rendering (~15-30 ms a 
 
 _renderers: dict[tuple[str, str, int], object] = {}
 _worker: dict[str, object] = {}  # a local worker's renderer and per-frame task
-
-
-def usable_cores() -> int:
-    """The CPU cores this process may run on (its affinity where the platform tells)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # macOS, Windows
-        return os.cpu_count() or 1
 
 
 def worker_renderer(model: str, cfg_json: str, seed: int, part=None):

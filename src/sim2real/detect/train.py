@@ -208,7 +208,8 @@ def train_detector(model: str | Path, cfg: TrainConfig, progress=None) -> TrainR
     ``progress(stage, done, total)`` reports rendering (frames) and training (% of the budget)."""
     import torch
 
-    from sim2real.detect.frame_workers import usable_cores, worker_renderer
+    from sim2real.core.cores import usable_cores
+    from sim2real.detect.frame_workers import worker_renderer
     from sim2real.models.part import load_part
 
     torch.set_num_threads(cfg.threads)
