@@ -200,9 +200,15 @@ def test_eval_grid_as_ray_tasks_equals_the_local_one(tmp_path):
     args = ([tmp_path / "run"], ["motor-lag", "identified-shifted"])
     local, _ = evaluate_runs(*args, episodes=3, seed=2)
     on_ray, _ = evaluate_runs(*args, episodes=3, seed=2, run_jobs=ray_runner(workers=2))
+    ended: list = []
+    side_by_side, _ = evaluate_runs(
+        *args, episodes=3, seed=2, processes=2, progress=lambda *a: ended.append(a)
+    )
     rows = [r.to_dict() for r in local[str(tmp_path / "run")]]
     assert [r["world"] for r in rows] == ["training conditions", "motor-lag", "identified-shifted"]
     assert [r.to_dict() for r in on_ray[str(tmp_path / "run")]] == rows
+    assert [r.to_dict() for r in side_by_side[str(tmp_path / "run")]] == rows  # local processes
+    assert ended[-1] == (9, 9, "3 of 3 cells evaluated")  # the cells counted as they end
     # the command: the cells counted on the driver as they end (piped: its last line)
     from cli_helpers import run_cli  # here: Ray's workers import this module without tests/
 

@@ -7,13 +7,13 @@ from pathlib import Path
 import pytest
 
 from sim2real.core.errors import InputError
+from sim2real.core.local_jobs import local_runner
 from sim2real.learn.reality_sets import RealitySets, reality_sets
 from sim2real.learn.seeds import (
     BEST_LINK,
     SEEDS_FILE,
     SeedScore,
     SeedSweep,
-    local_runner,
     parse_seeds,
     train_seeds,
 )

@@ -16,8 +16,8 @@ from learn.test_train_resume import _config, _curve, _learned_state
 from learn.toy_env import TOY_ENV_ID, make_toy_vec
 
 from sim2real.core.errors import InputError
+from sim2real.core.local_jobs import local_runner
 from sim2real.core.stop_request import StoppedError, stop_requested
-from sim2real.learn.seeds import local_runner
 from sim2real.learn.train import TRAIN_STATE_FILE, read_metrics, train
 
 

@@ -327,8 +327,11 @@ def eval_cmd(
     quiet: QuietOption = False,
 ) -> None:
     """Success rate and return of each policy in its training conditions and in each reality
-    (default: the task's evaluation worlds); with several policies, the ablation table."""
+    (default: the task's evaluation worlds); with several policies, the ablation table. The
+    cells (a policy in a world) run side by side, one process per core (Ray tasks with
+    --workers), each seeded alike: the figures do not depend on where they ran."""
     from sim2real.cli.progress import share_progress
+    from sim2real.core.cores import usable_cores
     from sim2real.learn.evaluate import evaluate_runs
     from sim2real.learn.reality import shipped_realities
 
@@ -359,7 +362,7 @@ def eval_cmd(
             run_jobs = _ray_jobs(address, workers, progress, "cells evaluated")
         results, worlds = evaluate_runs(
             list(policies), list(reality or []), env_id=env, episodes=episodes, seed=seed,
-            run_jobs=run_jobs, progress=progress,
+            run_jobs=run_jobs, processes=usable_cores(), progress=progress,
         )  # fmt: skip
     for path, per_world in results.items():
         typer.echo(f"{path}:")

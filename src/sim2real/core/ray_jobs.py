@@ -1,6 +1,6 @@
 """Independent jobs (the seeds of a sweep, the cells of an evaluation grid) as Ray tasks:
 zero-argument picklable callables in, their results out in the same order (the local runner
-is :func:`sim2real.learn.seeds.local_runner`). Generic: learn (seed sweeps, evaluation
+is :func:`sim2real.core.local_jobs.local_runner`). Generic: learn (seed sweeps, evaluation
 grids) and detect (dataset frame ranges) use it.
 
 On a multi-node cluster a job runs on whichever node has a free CPU: what it reads and writes

@@ -149,6 +149,10 @@ def _after(progress, offset: int):
     return progress and (lambda done: progress(offset + done))
 
 
+def _cells_progress(progress, episodes: int, done: int, total: int) -> None:
+    progress(done * episodes, total * episodes, f"{done} of {total} cells evaluated")
+
+
 def _grid_progress(progress, offset: int, total: int, where: str, done: int) -> None:
     progress(offset + done, total, where)
 
@@ -177,6 +181,7 @@ def evaluate_runs(
     episodes: int = 100,
     seed: int = 1,
     run_jobs: Callable[[list[Callable[[], Any]]], list[Any]] | None = None,
+    processes: int = 1,
     progress: Callable[[int, int, str], None] | None = None,
 ) -> tuple[dict[str, list[EvalResult]], list[Reality]]:
     """Each trained run (its folder) in its training conditions and in every reality (YAML
@@ -185,8 +190,9 @@ def evaluate_runs(
     fails first; ``env_id``: the environment every run must be for. Returns the results by
     run and the realities. ``run_jobs``: runs the grid's cells (one per run and world, each
     seeded alike, so the figures do not depend on it), e.g. as Ray tasks
-    (:func:`sim2real.core.ray_jobs.ray_runner`); default: here, in order. ``progress(done,
-    total, where)``: the episodes done over the grid, as they end (here only)."""
+    (:func:`sim2real.core.ray_jobs.ray_runner`); default: in ``processes`` local worker
+    processes (1: here, in order). ``progress(done, total, where)``: the episodes done over
+    the grid, as they end (in worker processes: as their cells end)."""
     loaded, worlds = load_runs_and_worlds(runs, realities, env_id)
     cells, where = [], []
     for path, policy in zip(runs, loaded, strict=True):
@@ -196,6 +202,12 @@ def evaluate_runs(
             for w in worlds
         ]
         where += [f"{Path(path).name}: {name}" for name in [TRAINING, *(w.name for w in worlds)]]
+    if run_jobs is None and processes > 1 and len(cells) > 1:
+        from sim2real.core.local_jobs import local_runner
+
+        run_jobs = local_runner(
+            processes, progress and partial(_cells_progress, progress, episodes)
+        )
     if run_jobs is not None:
         done = run_jobs(cells)
     else:

@@ -16,11 +16,9 @@ every seed on the next stage's conditions (run again, it continues that stage).
 from __future__ import annotations
 
 import json
-import multiprocessing
 import os
 import re
-from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor, wait
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -28,16 +26,14 @@ from typing import Any
 
 from sim2real.core.atomic import write_text_atomic
 from sim2real.core.errors import InputError
+from sim2real.core.local_jobs import JobRunner, local_runner
 from sim2real.core.seed_range import MAX_SEED
-from sim2real.core.stop_request import StoppedError, follow_parent_stop, stop_requested
+from sim2real.core.stop_request import StoppedError
 from sim2real.learn.validation_score import mean_over, score_key
 
 SEEDS_FILE = "seeds.json"
 BEST_LINK = "best"
 REPORT_DIR = "report"
-
-JobRunner = Callable[[Sequence[Callable[[], Any]]], list[Any]]
-"""Runs zero-argument jobs, returns their results in order (locally, or as Ray tasks)."""
 
 
 MAX_SEEDS = 1000
@@ -127,36 +123,6 @@ class SeedSweep:
                 for s in self.scores
             ],
         }
-
-
-def local_runner(workers: int) -> JobRunner:
-    """Jobs in ``workers`` processes (1: in this process, in order). On Ctrl-C, or when a job
-    fails, the workers' trainings stop at the end of their iteration, saved
-    (``core.stop_request``), the jobs not begun are not begun, and the KeyboardInterrupt or
-    the job's error is raised once all have stopped."""
-
-    def run(jobs: Sequence[Callable[[], Any]]) -> list[Any]:
-        if workers <= 1 or len(jobs) <= 1:
-            return [job() for job in jobs]
-        context = multiprocessing.get_context()
-        stop = context.Event()
-        with ProcessPoolExecutor(min(workers, len(jobs)), mp_context=context,
-                                 initializer=follow_parent_stop, initargs=(stop,)) as pool:  # fmt: skip
-            futures = [pool.submit(_call, job) for job in jobs]
-            try:
-                return [f.result() for f in futures]
-            except BaseException:  # Ctrl-C, or a job's error: the others stop too
-                stop.set()
-                wait(futures)
-                raise
-
-    return run
-
-
-def _call(job: Callable[[], Any]) -> Any:
-    if stop_requested():  # queued before a Ctrl-C: not begun
-        raise StoppedError(None, None, "not begun: stopped (Ctrl-C)")
-    return job()
 
 
 def default_workers(torch_threads: int) -> int:
