@@ -97,7 +97,19 @@ def test_cli_prints_a_score_per_world(tmp_path):
     assert lines[2].startswith("  our-fit: RealAIGym score ")
     assert "over 2 pushed episodes of 60 s" in lines[1]
     last = proc.stderr.strip().splitlines()[-1]  # piped: the grid's progress at its end
-    assert last.startswith("evaluate 100%") and last.endswith("run: our-fit"), proc.stderr
+    assert last.startswith("evaluate 100%"), proc.stderr
+    # the cells in local worker processes or here, in order: the same scores, in the same order
+    from sim2real.learn.realaigym import DisturbanceProtocol, score_runs
+
+    grid = ([tmp_path / "run"], ["identified-shifted", "our-fit"])
+    kw = {"protocol": DisturbanceProtocol(episodes=2, episode_s=2.0), "seed": 3}
+    here, shares = score_runs(*grid, **kw), []
+    workers = score_runs(*grid, **kw, processes=2, progress=lambda *a: shares.append(a))
+    assert [s.to_dict() for s in workers[str(tmp_path / "run")]] == [
+        s.to_dict() for s in here[str(tmp_path / "run")]
+    ]
+    assert [w.world for w in here[str(tmp_path / "run")]] == ["identified-shifted", "our-fit"]
+    assert shares[-1] == (2, 2, "2 of 2 cells evaluated")
     quiet = run_cli(*args, "--reality", "our-fit", "--quiet")
     assert quiet.returncode == 0 and quiet.stderr == "", quiet.stderr
     bad = run_cli(*args, "--report", str(tmp_path / "rep"))

@@ -344,7 +344,8 @@ def eval_cmd(
         with share_progress(quiet, "evaluate") as progress:
             scores = score_runs(
                 list(policies), list(reality or []), env_id=env,
-                protocol=DisturbanceProtocol(episodes=episodes), seed=seed, progress=progress,
+                protocol=DisturbanceProtocol(episodes=episodes), seed=seed,
+                processes=usable_cores(), progress=progress,
             )  # fmt: skip
         for path, per_world in scores.items():
             typer.echo(f"{path}:")

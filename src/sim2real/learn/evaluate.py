@@ -10,7 +10,8 @@ two policies evaluated in the same reality meet the same draws of its parameters
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -122,15 +123,11 @@ def evaluate_policy(
 ) -> list[EvalResult]:
     """Evaluate in the training conditions (the policy's environment and randomization) and
     in each reality; ``progress(done)``: the episodes done so far, over all of them."""
-    import torch
-
     from sim2real.learn.envs import make_vec
 
     n = max(1, min(num_envs, episodes))
     out = []
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # a small network on a small batch: threads only wait (10x)
-    try:
+    with one_torch_thread():
         if training:
             config = task_config(policy.env_config)
             env = make_vec(policy.env_id, n, seed=seed, dr=policy.dr, config=config)
@@ -139,9 +136,21 @@ def evaluate_policy(
             env = reality_env(reality, policy.env_id, task_config(policy.env_config), n, seed)
             report = _after(progress, len(out) * episodes)
             out.append(run_policy(policy, env, episodes, seed, reality.name, report))
+    return out
+
+
+@contextmanager
+def one_torch_thread() -> Iterator[None]:
+    """Within: torch on one thread. A policy's small network on a batch of tens: more threads
+    only spin-wait (10x slower evaluation; on two cores they take the other's)."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
     finally:
         torch.set_num_threads(threads)
-    return out
 
 
 def _after(progress, offset: int):
@@ -149,8 +158,10 @@ def _after(progress, offset: int):
     return progress and (lambda done: progress(offset + done))
 
 
-def _cells_progress(progress, episodes: int, done: int, total: int) -> None:
-    progress(done * episodes, total * episodes, f"{done} of {total} cells evaluated")
+def cells_progress(progress, per_cell: int, done: int, total: int) -> None:
+    """``progress(done, total, where)`` of a grid counted in ``per_cell`` units a cell, as
+    its cells end in worker processes."""
+    progress(done * per_cell, total * per_cell, f"{done} of {total} cells evaluated")
 
 
 def _grid_progress(progress, offset: int, total: int, where: str, done: int) -> None:
@@ -205,9 +216,7 @@ def evaluate_runs(
     if run_jobs is None and processes > 1 and len(cells) > 1:
         from sim2real.core.local_jobs import local_runner
 
-        run_jobs = local_runner(
-            processes, progress and partial(_cells_progress, progress, episodes)
-        )
+        run_jobs = local_runner(processes, progress and partial(cells_progress, progress, episodes))
     if run_jobs is not None:
         done = run_jobs(cells)
     else:

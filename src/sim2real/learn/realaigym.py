@@ -140,7 +140,7 @@ def protocol_score(
     """``protocol.episodes`` episodes of ``policy`` (``act(obs)``) in ``reality`` under the
     protocol's pushes, all environments together; ``progress(share)``: the share of the
     episodes' time simulated so far."""
-    from sim2real.learn.evaluate import task_config
+    from sim2real.learn.evaluate import one_torch_thread, task_config
     from sim2real.learn.reality import reality_env
 
     protocol = protocol or DisturbanceProtocol()
@@ -154,14 +154,15 @@ def protocol_score(
     above = np.zeros(env.num_envs)
     peak = np.full(env.num_envs, -np.inf)
     obs = env.reset(seed=seed)
-    for t in range(env.max_episode_steps):  # one episode per environment: time limit only
-        result = env.step(policy.act(obs))
-        h = height(result.final_obs["privileged"])
-        above += h >= protocol.threshold
-        peak = np.maximum(peak, h)
-        obs = result.obs
-        if progress is not None:
-            progress((t + 1) / env.max_episode_steps)
+    with one_torch_thread():
+        for t in range(env.max_episode_steps):  # one episode per environment: time limit only
+            result = env.step(policy.act(obs))
+            h = height(result.final_obs["privileged"])
+            above += h >= protocol.threshold
+            peak = np.maximum(peak, h)
+            obs = result.obs
+            if progress is not None:
+                progress((t + 1) / env.max_episode_steps)
     shares = above / env.max_episode_steps
     return ProtocolScore(reality.name, protocol.episode_s, shares, peak >= protocol.threshold)
 
@@ -173,24 +174,32 @@ def score_runs(
     env_id: str | None = None,
     protocol: DisturbanceProtocol | None = None,
     seed: int = 1,
+    processes: int = 1,
     progress: Callable[[float, int, str], None] | None = None,
 ) -> dict[str, list[ProtocolScore]]:
     """Each trained run's protocol score in every reality (none given: the task's evaluation
-    worlds); policies and worlds all loaded before any episode runs. ``progress(done, total,
-    where)``: the worlds done over the grid (fractions while one runs)."""
-    from sim2real.learn.evaluate import load_runs_and_worlds
+    worlds); policies and worlds all loaded before any episode runs. The cells (a run in a
+    world) run in ``processes`` local worker processes (1: here, in order), each seeded alike.
+    ``progress(done, total, where)``: the cells done (here, fractions while one runs)."""
+    from sim2real.core.local_jobs import local_runner
+    from sim2real.learn.evaluate import cells_progress, load_runs_and_worlds
 
     loaded, worlds = load_runs_and_worlds(runs, realities, env_id)
-    total, done = len(loaded) * len(worlds), 0
-    scores: dict[str, list[ProtocolScore]] = {}
-    for path, policy in zip(runs, loaded, strict=True):
-        scores[str(path)] = []
-        for w in worlds:
-            report = progress and partial(_world_share, progress, done, total, Path(path), w.name)
-            scores[str(path)].append(protocol_score(policy, w, protocol, seed, report))
-            done += 1
-    return scores
+    cells = [(path, policy, w) for path, policy in zip(runs, loaded, strict=True) for w in worlds]
+    if processes > 1 and len(cells) > 1:
+        jobs = [partial(protocol_score, policy, w, protocol, seed) for _, policy, w in cells]
+        scores = local_runner(processes, progress and partial(cells_progress, progress, 1))(jobs)
+    else:
+        scores = [
+            protocol_score(policy, w, protocol, seed,
+                           progress and partial(_world_share, progress, k, len(cells), path, w.name))
+            for k, (path, policy, w) in enumerate(cells)
+        ]  # fmt: skip
+    out: dict[str, list[ProtocolScore]] = {}
+    for (path, _, _), score in zip(cells, scores, strict=True):
+        out.setdefault(str(path), []).append(score)
+    return out
 
 
-def _world_share(progress, done: int, total: int, run: Path, world: str, share: float) -> None:
-    progress(done + share, total, f"{run.name}: {world}")
+def _world_share(progress, done: int, total: int, run, world: str, share: float) -> None:
+    progress(done + share, total, f"{Path(run).name}: {world}")
