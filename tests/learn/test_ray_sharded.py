@@ -209,6 +209,16 @@ def test_eval_grid_as_ray_tasks_equals_the_local_one(tmp_path):
     assert [r.to_dict() for r in on_ray[str(tmp_path / "run")]] == rows
     assert [r.to_dict() for r in side_by_side[str(tmp_path / "run")]] == rows  # local processes
     assert ended[-1] == (9, 9, "3 of 3 cells evaluated")  # the cells counted as they end
+    # a cell whose parent took a Ctrl-C stops at its next step, not at its last episode
+    from sim2real.core.stop_request import StoppedError
+    from sim2real.learn.evaluate import evaluate_policy
+    from sim2real.learn.policy import load_policy
+
+    asked = iter([False, False, True])
+    with pytest.raises(StoppedError, match="stopped"):
+        evaluate_policy(
+            load_policy(tmp_path / "run"), [], episodes=3, should_stop=lambda: next(asked)
+        )
     # the command: the cells counted on the driver as they end (piped: its last line)
     from cli_helpers import run_cli  # here: Ray's workers import this module without tests/
 

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from sim2real.core.stop_request import StoppedError, stop_requested
 from sim2real.learn.envs.task import task_config
 from sim2real.learn.reality import Reality, load_reality, reality_env
 
@@ -71,12 +72,15 @@ class EvalResult:
         )
 
 
-def run_policy(policy, env, episodes: int, seed: int, world: str, progress=None) -> EvalResult:
+def run_policy(
+    policy, env, episodes: int, seed: int, world: str, progress=None, should_stop=None
+) -> EvalResult:
     """``episodes`` episodes of ``policy`` (``act(obs) -> actions``) in ``env``; skipped when
     a group the actor reads has another size there (a teacher's privileged group follows the
     world's parameters, e.g. an actuator model adds its own). A task that declares
     ``episode_metrics`` has them recorded over the same episodes. ``progress(done)``: the
-    episodes done so far, as they end."""
+    episodes done so far, as they end. ``should_stop()`` true: StoppedError at the next step
+    (a grid's cell in a worker process whose parent took a Ctrl-C)."""
     groups = getattr(policy, "obs_groups", None) or {}
     for name in getattr(getattr(policy, "roles", None), "actor", ()):
         have, need = env.obs_groups[name].dim, groups[name].dim
@@ -93,6 +97,8 @@ def run_policy(policy, env, episodes: int, seed: int, world: str, progress=None)
     recorder = spec.recorder(env, episodes) if spec is not None else None
     obs = env.reset(seed=seed)
     while len(returns) < episodes:
+        if should_stop is not None and should_stop():
+            raise StoppedError(None, None, "stopped (Ctrl-C)")
         if recorder is not None:
             recorder.before_step(env)
         result = env.step(policy.act(obs))
@@ -120,9 +126,11 @@ def evaluate_policy(
     num_envs: int = 50,
     training: bool = True,
     progress=None,
+    should_stop=None,
 ) -> list[EvalResult]:
     """Evaluate in the training conditions (the policy's environment and randomization) and
-    in each reality; ``progress(done)``: the episodes done so far, over all of them."""
+    in each reality; ``progress(done)``: the episodes done so far, over all of them;
+    ``should_stop``: :func:`run_policy`'s."""
     from sim2real.learn.envs import make_vec
 
     n = max(1, min(num_envs, episodes))
@@ -131,11 +139,12 @@ def evaluate_policy(
         if training:
             config = task_config(policy.env_config)
             env = make_vec(policy.env_id, n, seed=seed, dr=policy.dr, config=config)
-            out.append(run_policy(policy, env, episodes, seed, TRAINING, _after(progress, 0)))
+            report = _after(progress, 0)
+            out.append(run_policy(policy, env, episodes, seed, TRAINING, report, should_stop))
         for reality in realities:
             env = reality_env(reality, policy.env_id, task_config(policy.env_config), n, seed)
             report = _after(progress, len(out) * episodes)
-            out.append(run_policy(policy, env, episodes, seed, reality.name, report))
+            out.append(run_policy(policy, env, episodes, seed, reality.name, report, should_stop))
     return out
 
 
@@ -206,12 +215,11 @@ def evaluate_runs(
     the grid, as they end (in worker processes: as their cells end)."""
     loaded, worlds = load_runs_and_worlds(runs, realities, env_id)
     cells, where = [], []
+    # in a local worker: stop at the next step once the parent took a Ctrl-C
+    kw = {"episodes": episodes, "seed": seed, "should_stop": stop_requested}
     for path, policy in zip(runs, loaded, strict=True):
-        cells.append(partial(evaluate_policy, policy, [], episodes=episodes, seed=seed))
-        cells += [
-            partial(evaluate_policy, policy, [w], episodes=episodes, seed=seed, training=False)
-            for w in worlds
-        ]
+        cells.append(partial(evaluate_policy, policy, [], **kw))
+        cells += [partial(evaluate_policy, policy, [w], training=False, **kw) for w in worlds]
         where += [f"{Path(path).name}: {name}" for name in [TRAINING, *(w.name for w in worlds)]]
     if run_jobs is None and processes > 1 and len(cells) > 1:
         from sim2real.core.local_jobs import local_runner
