@@ -173,7 +173,14 @@ def cells_progress(progress, per_cell: int, done: int, total: int) -> None:
     progress(done * per_cell, total * per_cell, f"{done} of {total} cells evaluated")
 
 
-def _grid_progress(progress, offset: int, total: int, where: str, done: int) -> None:
+def cell_name(run, world: str) -> str:
+    """A grid's cell as its progress names it: ``seed-2: bench-span``."""
+    return f"{Path(run).name}: {world}"
+
+
+def cell_progress(progress, offset: float, total: float, where: str, done: float) -> None:
+    """``progress(done, total, where)`` of the grid, from one cell's own count ``done``
+    (``offset`` done before the cell)."""
     progress(offset + done, total, where)
 
 
@@ -220,7 +227,7 @@ def evaluate_runs(
     for path, policy in zip(runs, loaded, strict=True):
         cells.append(partial(evaluate_policy, policy, [], **kw))
         cells += [partial(evaluate_policy, policy, [w], training=False, **kw) for w in worlds]
-        where += [f"{Path(path).name}: {name}" for name in [TRAINING, *(w.name for w in worlds)]]
+        where += [cell_name(path, name) for name in [TRAINING, *(w.name for w in worlds)]]
     if run_jobs is None and processes > 1 and len(cells) > 1:
         from sim2real.core.local_jobs import local_runner
 
@@ -230,7 +237,7 @@ def evaluate_runs(
     else:
         total = len(cells) * episodes
         done = [
-            cell(progress=progress and partial(_grid_progress, progress, k * episodes, total, w))
+            cell(progress=progress and partial(cell_progress, progress, k * episodes, total, w))
             for k, (cell, w) in enumerate(zip(cells, where, strict=True))
         ]
     per = 1 + len(worlds)

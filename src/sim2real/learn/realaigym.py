@@ -22,7 +22,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from pathlib import Path
 
 import numpy as np
 from pydantic import Field
@@ -182,7 +181,12 @@ def score_runs(
     world) run in ``processes`` local worker processes (1: here, in order), each seeded alike.
     ``progress(done, total, where)``: the cells done (here, fractions while one runs)."""
     from sim2real.core.local_jobs import local_runner
-    from sim2real.learn.evaluate import cells_progress, load_runs_and_worlds
+    from sim2real.learn.evaluate import (
+        cell_name,
+        cell_progress,
+        cells_progress,
+        load_runs_and_worlds,
+    )
 
     loaded, worlds = load_runs_and_worlds(runs, realities, env_id)
     cells = [(path, policy, w) for path, policy in zip(runs, loaded, strict=True) for w in worlds]
@@ -191,15 +195,11 @@ def score_runs(
         scores = local_runner(processes, progress and partial(cells_progress, progress, 1))(jobs)
     else:
         scores = [
-            protocol_score(policy, w, protocol, seed,
-                           progress and partial(_world_share, progress, k, len(cells), path, w.name))
+            protocol_score(policy, w, protocol, seed, progress and partial(
+                cell_progress, progress, k, len(cells), cell_name(path, w.name)))
             for k, (path, policy, w) in enumerate(cells)
         ]  # fmt: skip
     out: dict[str, list[ProtocolScore]] = {}
     for (path, _, _), score in zip(cells, scores, strict=True):
         out.setdefault(str(path), []).append(score)
     return out
-
-
-def _world_share(progress, done: int, total: int, run, world: str, share: float) -> None:
-    progress(done + share, total, f"{Path(run).name}: {world}")
