@@ -20,11 +20,11 @@ demo: $(STAMP)
 	$(BIN)/sim2real demo
 
 # pytest in two processes (the machine's cores); a module's tests stay in one, so a module's
-# fixtures (its Ray instance) start once
+# fixtures (its Ray instance) start once; the ten slowest tests listed at the end
 test: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/ruff format --check src tests benchmarks
-	$(BIN)/python -m pytest -q -n 2 --dist loadscope
+	$(BIN)/python -m pytest -q -n 2 --dist loadscope --durations=10
 
 format: $(STAMP)
 	$(BIN)/ruff format src tests benchmarks

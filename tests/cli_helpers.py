@@ -9,22 +9,33 @@ import sys
 
 def run_cli(*args, cwd=None, timeout: float = 600, figure_log=None) -> subprocess.CompletedProcess:
     """``sim2real ARGS...`` in a fresh interpreter; stdout and stderr captured as text.
-    ``figure_log``: the file its figures log what they draw to (``figures_drawn``)."""
+    ``figure_log``: the file its figures log what they draw to (``figures_drawn``). Past
+    ``timeout`` the command and every process it started (pool workers, a local Ray's) are
+    killed and the test fails: a child left holding the pipes would make the wait endless."""
     import os
+    import signal
 
     env = None
     if figure_log is not None:
         from sim2real.core.report import FIGURE_LOG_ENV
 
         env = {**os.environ, FIGURE_LOG_ENV: str(figure_log)}
-    return subprocess.run(
-        [sys.executable, "-m", "sim2real.cli.main", *map(str, args)],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        timeout=timeout,
-        env=env,
-    )
+    cmd = [sys.executable, "-m", "sim2real.cli.main", *map(str, args)]
+    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          cwd=cwd, env=env, start_new_session=True) as proc:  # fmt: skip
+        try:
+            stdout, stderr = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            try:
+                stderr = proc.communicate(timeout=30)[1]
+            except subprocess.TimeoutExpired:  # a process that left the group holds the pipes
+                stderr = "(unread)"
+            raise AssertionError(
+                f"sim2real {' '.join(cmd[3:])}: still running after {timeout} s; stderr "
+                f"ended: {stderr[-2000:]}"
+            ) from None
+    return subprocess.CompletedProcess(cmd, proc.returncode, stdout, stderr)
 
 
 def assert_one_line_error(proc, *needles, warnings_ok: bool = False) -> str:

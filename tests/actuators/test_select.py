@@ -113,12 +113,18 @@ def test_folds_and_cache_with_a_stub_fitter():
         select_model(["good"], logs[:2], cache, evaluate, lambda n: 3, lambda n: True)
 
 
+_CALLER = {"changed": False}  # set by a test in this process only
+
+
 def _fit_here(name, train):
-    """A stub fit that says which process ran it."""
-    return _Fit((name, tuple(sorted({lg.kp_fw for lg in train})), os.getpid()), 0.01)
+    """A stub fit that says which process ran it and whether that process saw the caller's
+    change (a forked copy would: the workers start fresh, see core.local_jobs.worker_context)."""
+    gains = tuple(sorted({lg.kp_fw for lg in train}))
+    return _Fit((name, gains, os.getpid(), _CALLER["changed"]), 0.01)
 
 
-def test_parallel_fits_run_in_workers_once_each_and_equal_the_sequential_ones():
+def test_parallel_fits_run_in_workers_once_each_and_equal_the_sequential_ones(monkeypatch):
+    monkeypatch.setitem(_CALLER, "changed", True)
     logs = [_Log(g) for g in (100.0, 200.0, 400.0)]
     jobs = fold_jobs(["a", "b"], logs)
     assert [(n, sorted({lg.kp_fw for lg in t})) for n, t in jobs[:3]] == [
@@ -131,6 +137,7 @@ def test_parallel_fits_run_in_workers_once_each_and_equal_the_sequential_ones():
         got = [cache.get(name, train).config for name, train in jobs]
     assert [c[:2] for c in got] == [_fit_here(n, t).config[:2] for n, t in jobs]
     assert os.getpid() not in {c[2] for c in got}  # fitted in the worker processes
+    assert not any(c[3] for c in got)  # started fresh, not as copies of this process
     assert cache.get("b", jobs[3][1]).config == got[3]  # kept: no new fit after the block
 
 

@@ -18,7 +18,6 @@ selects within the remaining ones fits each model once per distinct set of gains
 
 from __future__ import annotations
 
-import multiprocessing
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -27,6 +26,7 @@ from multiprocessing.pool import AsyncResult
 import numpy as np
 
 from sim2real.actuators.servo_log import ServoLog
+from sim2real.core.local_jobs import worker_context
 from sim2real.core.stop_request import ignore_ctrl_c
 
 EXTRAPOLATION_RATIO = 2.0
@@ -87,8 +87,7 @@ class FitCache:
         if self.processes <= 1 or len(todo) <= 1 or self._running is not None:
             yield
             return
-        context = multiprocessing.get_context()
-        pool = context.Pool(min(self.processes, len(todo)), initializer=ignore_ctrl_c)
+        pool = worker_context().Pool(min(self.processes, len(todo)), initializer=ignore_ctrl_c)
         try:
             self._running = {key: pool.apply_async(self.fit_fn, job) for key, job in todo.items()}
             yield

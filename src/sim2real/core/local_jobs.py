@@ -29,7 +29,7 @@ def local_runner(workers: int, progress: Callable[[int, int], None] | None = Non
                 if progress is not None:
                     progress(len(results), len(jobs))
             return results
-        context = multiprocessing.get_context()
+        context = worker_context()
         stop = context.Event()
         with ProcessPoolExecutor(min(workers, len(jobs)), mp_context=context,
                                  initializer=follow_parent_stop, initargs=(stop,)) as pool:  # fmt: skip
@@ -46,6 +46,16 @@ def local_runner(workers: int, progress: Callable[[int, int], None] | None = Non
                 raise
 
     return run
+
+
+def worker_context() -> multiprocessing.context.BaseContext:
+    """The start method of our worker pools: ``forkserver`` (``spawn`` where there is none).
+    The workers are forked from a fresh server process, not from this one: a fork of a process
+    whose other threads hold locks (torch's pool, a Ray driver's gRPC threads, pytest-xdist's
+    channel reader) can leave the child waiting on a lock forever, and a forked child keeps
+    this process's pipes open. Python 3.14 makes the same choice by default on Linux."""
+    methods = multiprocessing.get_all_start_methods()
+    return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
 
 
 def _call(job: Callable[[], Any]) -> Any:
