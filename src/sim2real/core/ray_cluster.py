@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from sim2real.core.cores import usable_cores
 from sim2real.core.errors import InputError
 
 CONNECT_TIMEOUT_S = 20.0  # the whole connection, probe included (the issue: an error within 30 s)
@@ -125,7 +126,7 @@ def connect(address: str | None = None, *, workers: int = 1) -> RaySession:
         _init_within(ray, address, CONNECT_TIMEOUT_S, log_to_driver=False)
     else:  # in this thread: Ray's processes die with the thread that started them
         # a worker per CPU at least; more workers than cores share them (the OS schedules)
-        cpus = max(os.cpu_count() or 1, workers)
+        cpus = max(usable_cores(), workers)
         # "local": a new instance even where `ray start` runs a cluster on this machine
         ray.init(address="local", num_cpus=cpus, include_dashboard=False, log_to_driver=False)
     cpus = float(ray.cluster_resources().get("CPU", 0))

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from sim2real.core.atomic import write_text_atomic
+from sim2real.core.cores import usable_cores
 from sim2real.core.errors import InputError
 from sim2real.core.local_jobs import JobRunner, local_runner
 from sim2real.core.seed_range import MAX_SEED
@@ -127,7 +128,7 @@ class SeedSweep:
 
 def default_workers(torch_threads: int) -> int:
     """Trainings that fit the cores side by side (each runs ``torch_threads`` threads)."""
-    return max(1, (os.cpu_count() or 1) // max(1, torch_threads))
+    return max(1, usable_cores() // max(1, torch_threads))
 
 
 def train_one_seed(

@@ -15,13 +15,13 @@ warnings are caught while simulating (so none lands in a ``MUJOCO_LOG.TXT``) and
 from __future__ import annotations
 
 import copy
-import os
 from dataclasses import dataclass
 
 import mujoco
 import numpy as np
 from mujoco import rollout
 
+from sim2real.core.cores import usable_cores
 from sim2real.params.space import ParamSpace
 from sim2real.sim.extra import ExtraTerms, delayed_controls
 from sim2real.sim.model import SimModel
@@ -55,7 +55,7 @@ class BatchSimulator:
         self.sim = sim
         self.space = space
         self.handles = sim.resolve(space)
-        self.nthread = max(1, nthread or (os.cpu_count() or 1))
+        self.nthread = max(1, nthread or usable_cores())
         self.max_speed = max_speed
         self._pool: list[mujoco.MjModel] = []
         self._extras: list[ExtraTerms] = []
