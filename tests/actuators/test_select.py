@@ -5,7 +5,10 @@ cannot tell the gains apart)."""
 
 from __future__ import annotations
 
+import multiprocessing
 import os
+import time
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -156,6 +159,33 @@ def test_a_fit_that_fails_in_a_worker_raises_its_own_error_and_ends_the_block():
             cache.get(name, train)
     assert cache._running is None and not cache.fits  # the workers ended, nothing half-kept
     assert cache.get("a", jobs[3][1]).config[2] == os.getpid()  # afterwards: fitted here
+
+
+def _fit_or_die(name, train):
+    if name == "killed":
+        os._exit(9)  # as the kernel's out-of-memory killer ends a process
+    if name == "broken":
+        raise ValueError("no such model")
+    time.sleep(60)  # a long fit: ended at once with the block
+    return _fit_here(name, train)
+
+
+@pytest.mark.parametrize("first", ["killed", "broken"])
+def test_a_worker_killed_or_failing_mid_fit_raises_and_the_other_fits_end_at_once(first):
+    logs = [_Log(g) for g in (100.0, 200.0, 400.0)]
+    jobs = fold_jobs([first, "slow"], logs)
+    cache = FitCache(_fit_or_die, processes=2)
+    t0 = time.monotonic()
+    error = BrokenProcessPool if first == "killed" else ValueError
+    with pytest.raises(error), cache.parallel(jobs):
+        workers = multiprocessing.active_children()  # the pool's two
+        for name, train in jobs:
+            cache.get(name, train)
+    assert time.monotonic() - t0 < 30  # not the slow fits' 60 s, not forever
+    while any(w.is_alive() for w in workers) and time.monotonic() - t0 < 30:
+        time.sleep(0.05)
+    assert len(workers) == 2 and not any(w.is_alive() for w in workers)  # none left fitting
+    assert cache._running is None and not cache.fits
 
 
 def _synthetic_logs(duration_s: float = 3.0) -> list[ServoLog]:

@@ -19,9 +19,9 @@ selects within the remaining ones fits each model once per distinct set of gains
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from multiprocessing.pool import AsyncResult
 
 import numpy as np
 
@@ -65,13 +65,13 @@ class FitCache:
         self.fit_fn = fit_fn
         self.processes = processes
         self.fits: dict[tuple[str, tuple[float, ...]], object] = {}
-        self._running: dict[tuple[str, tuple[float, ...]], AsyncResult] | None = None
+        self._running: dict[tuple[str, tuple[float, ...]], Future] | None = None
 
     def get(self, name: str, logs: list[ServoLog]):
         key = (name, tuple(gains_of(logs)))
         if key not in self.fits:
             running = (self._running or {}).pop(key, None)
-            self.fits[key] = running.get() if running else self.fit_fn(name, logs)
+            self.fits[key] = running.result() if running else self.fit_fn(name, logs)
         return self.fits[key]
 
     @contextmanager
@@ -87,17 +87,31 @@ class FitCache:
         if self.processes <= 1 or len(todo) <= 1 or self._running is not None:
             yield
             return
-        pool = worker_context().Pool(min(self.processes, len(todo)), initializer=ignore_ctrl_c)
+        # an executor, not a multiprocessing.Pool: a worker killed mid-fit (out of memory)
+        # raises BrokenProcessPool here, where a Pool waits for its result forever
+        pool = ProcessPoolExecutor(min(self.processes, len(todo)), mp_context=worker_context(),
+                                   initializer=ignore_ctrl_c)  # fmt: skip
         try:
-            self._running = {key: pool.apply_async(self.fit_fn, job) for key, job in todo.items()}
+            self._running = {key: pool.submit(self.fit_fn, *job) for key, job in todo.items()}
             yield
-            pool.close()
         except BaseException:
-            pool.terminate()  # the other fits are not wanted any more
+            _end_at_once(pool)  # the other fits are not wanted any more
             raise
         finally:
             self._running = None
-            pool.join()
+            pool.shutdown(wait=True)
+
+
+def _end_at_once(pool: ProcessPoolExecutor) -> None:
+    """Cancel the fits not begun and end the running ones now (Python 3.14's
+    ``terminate_workers``; by its worker processes before that)."""
+    if hasattr(pool, "terminate_workers"):
+        pool.terminate_workers()
+        return
+    processes = list((getattr(pool, "_processes", None) or {}).values())  # shutdown drops them
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        process.terminate()
 
 
 @dataclass
