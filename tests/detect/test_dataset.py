@@ -197,3 +197,19 @@ def test_frames_in_memory_from_worker_processes_equal_one_process(part_file):
         np.testing.assert_array_equal(a.T_cam_part, b.T_cam_part)
         assert a.visible_px == b.visible_px
     assert seen[-1] == 10 and len(seen) >= 2
+
+
+def _dies_at_frame_3(renderer, index: int) -> int:
+    if index == 3:
+        import os
+
+        os._exit(9)  # as the kernel's out-of-memory killer ends a process
+    return index
+
+
+def test_a_worker_killed_mid_frame_raises_instead_of_waiting_forever(part_file):
+    from sim2real.detect.frame_workers import WorkerLostError, render_in_processes
+
+    key = (str(part_file), SMALL.model_dump_json(), 6)
+    with pytest.raises(WorkerLostError, match="ended mid-chunk"):
+        render_in_processes(key, list(range(12)), 2, _dies_at_frame_3, {})

@@ -56,8 +56,10 @@ def render_range(model: str, cfg_json: str, seed: int, out: str, indices: list[i
     return {i: write_sample(Path(out), renderer, i) for i in indices}
 
 
-def _start_worker(key: tuple[str, str, int], task: Callable, stop) -> None:
+def _start_worker(key: tuple[str, str, int], task: Callable, stop, started) -> None:
     follow_parent_stop(stop)  # Ctrl-C is the caller's: it sets ``stop``
+    with started.get_lock():  # more starts than workers: the pool replaced one that died
+        started.value += 1
     renderer = worker_renderer(*key)
     renderer.cast_threads = 1  # the workers fill the cores: threads within each only contend
     _worker.update(renderer=renderer, task=task)
@@ -99,17 +101,44 @@ def render_in_processes(
     # fork on Linux (the workers start with this process's renderer); spawn elsewhere (macOS
     # system libraries do not survive a fork), each worker then building its own
     context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
-    stop = context.Event()
-    pool = context.Pool(processes, initializer=_start_worker, initargs=(key, task, stop))
+    stop, started = context.Event(), context.Value("i", 0)
+    pool = context.Pool(processes, initializer=_start_worker, initargs=(key, task, stop, started))
+    parts = chunks(todo, processes, CHUNK_FRAMES)
+    frames, received = pool.imap_unordered(_render_chunk, parts), 0
     try:
-        for done in pool.imap_unordered(_render_chunk, chunks(todo, processes, CHUNK_FRAMES)):
-            results.update(done)
+        while received < len(parts):
+            results.update(_next_chunk(frames, started, processes))
+            received += 1
             if progress is not None:
                 progress(len(results), len(todo))
     except BaseException:
-        stop.set()
-        pool.close()
-        pool.join()  # the tasks left end at once: nothing is killed half-way through a file
+        stop.set()  # the chunks left end at the frame they are on: no file is half-written
+        while received < len(parts) - max(started.value - processes, 0):  # a dead worker's
+            try:  # chunk never comes back; a replacement counts once started
+                frames.next(timeout=1.0)
+                received += 1
+            except multiprocessing.TimeoutError:
+                continue
+        pool.terminate()  # a lost chunk would keep close() + join() waiting
+        pool.join()
         raise
     pool.close()
     pool.join()
+
+
+def _next_chunk(frames, started, processes: int) -> dict:
+    """The next chunk done; raises once a worker died (the out-of-memory killer, a crash): a
+    multiprocessing.Pool replaces it but never completes its chunk. (A ProcessPoolExecutor
+    raises by itself, but its hand-over thread, short of CPU beside the busy workers, cost
+    about 10 % of the frames a second.)"""
+    while True:
+        try:
+            return frames.next(timeout=1.0)
+        except multiprocessing.TimeoutError:
+            if started.value > processes:
+                raise WorkerLostError("a frame worker process ended mid-chunk (killed? out of "
+                                      "memory?): its frames are lost") from None  # fmt: skip
+
+
+class WorkerLostError(RuntimeError):
+    """A local worker process ended without its results."""
