@@ -152,3 +152,24 @@ def test_observation_noise_has_the_set_std(rotor):
     dv = (noisy.qvel - clean.qvel)[0, 1:, 0]
     assert dq.std() == pytest.approx(0.01, rel=0.05) and dv.std() == pytest.approx(0.2, rel=0.05)
     assert noisy.qpos[0, 0, 0] == 0.0  # the initial state is given, not observed
+
+
+def test_default_thread_and_worker_counts_follow_the_cores_this_process_may_use(toy_xml):
+    """Under an affinity of one core (taskset, a container's cpuset) the batch simulator and the
+    seed sweep size themselves to that core, not to the machine's count."""
+    import subprocess
+    import sys
+
+    code = (
+        "import os, sys; os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})\n"
+        "from sim2real.learn.seeds import default_workers\n"
+        "from sim2real.params.space import ParamSpace\n"
+        "from sim2real.sim.batch import BatchSimulator\n"
+        "from sim2real.sim.model import load_sim_model\n"
+        "sim = load_sim_model(sys.argv[1])\n"
+        "print(default_workers(1), BatchSimulator(sim, ParamSpace(params=[])).nthread)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code, str(toy_xml)], capture_output=True,
+                          text=True, timeout=120)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["1", "1"]

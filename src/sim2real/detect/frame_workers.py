@@ -113,8 +113,8 @@ def render_in_processes(
                 progress(len(results), len(todo))
     except BaseException:
         stop.set()  # the chunks left end at the frame they are on: no file is half-written
-        while received < len(parts) - max(started.value - processes, 0):  # a dead worker's
-            try:  # chunk never comes back; a replacement counts once started
+        while received < len(parts) - _lost_workers(started, processes):  # a dead worker's
+            try:  # chunk never comes back
                 frames.next(timeout=1.0)
                 received += 1
             except multiprocessing.TimeoutError:
@@ -135,9 +135,14 @@ def _next_chunk(frames, started, processes: int) -> dict:
         try:
             return frames.next(timeout=1.0)
         except multiprocessing.TimeoutError:
-            if started.value > processes:
+            if _lost_workers(started, processes):
                 raise WorkerLostError("a frame worker process ended mid-chunk (killed? out of "
                                       "memory?): its frames are lost") from None  # fmt: skip
+
+
+def _lost_workers(started, processes: int) -> int:
+    """Workers that died: the pool starts a replacement for each (its start is counted)."""
+    return max(started.value - processes, 0)
 
 
 class WorkerLostError(RuntimeError):
