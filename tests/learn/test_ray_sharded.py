@@ -208,7 +208,7 @@ def test_eval_grid_as_ray_tasks_equals_the_local_one(tmp_path):
     assert [r["world"] for r in rows] == ["training conditions", "motor-lag", "identified-shifted"]
     assert [r.to_dict() for r in on_ray[str(tmp_path / "run")]] == rows
     assert [r.to_dict() for r in side_by_side[str(tmp_path / "run")]] == rows  # local processes
-    assert ended[-1] == (9, 9, "3 of 3 cells evaluated")  # the cells counted as they end
+    assert ended[-1] == (9, 9, "3 of 3 cells evaluated")  # the grid whole at its end
     # a cell whose parent took a Ctrl-C stops at its next step, not at its last episode
     from sim2real.core.stop_request import StoppedError
     from sim2real.learn.evaluate import evaluate_policy

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from sim2real.core.local_jobs import report_share
 from sim2real.core.stop_request import StoppedError, stop_requested
 from sim2real.learn.envs.task import task_config
 from sim2real.learn.reality import Reality, load_reality, reality_env
@@ -167,10 +168,16 @@ def _after(progress, offset: int):
     return progress and (lambda done: progress(offset + done))
 
 
-def cells_progress(progress, per_cell: int, done: int, total: int) -> None:
-    """``progress(done, total, where)`` of a grid counted in ``per_cell`` units a cell, as
-    its cells end in worker processes."""
-    progress(done * per_cell, total * per_cell, f"{done} of {total} cells evaluated")
+def cells_progress(progress, per_cell: int, done: float, total: int) -> None:
+    """``progress(done, total, where)`` of a grid counted in ``per_cell`` units a cell, from
+    the cells done in worker processes (the running ones' shares included)."""
+    cells = f"{done:.1f}".removesuffix(".0")  # 1.5 while half of a second cell is done
+    progress(done * per_cell, total * per_cell, f"{cells} of {total} cells evaluated")
+
+
+def share_of_cell(episodes: int, done: int) -> None:
+    """A cell's ``progress(done)`` in a worker process: its share of ``episodes`` done."""
+    report_share(done / episodes)
 
 
 def cell_name(run, world: str) -> str:
@@ -219,11 +226,14 @@ def evaluate_runs(
     seeded alike, so the figures do not depend on it), e.g. as Ray tasks
     (:func:`sim2real.core.ray_jobs.ray_runner`); default: in ``processes`` local worker
     processes (1: here, in order). ``progress(done, total, where)``: the episodes done over
-    the grid, as they end (in worker processes: as their cells end)."""
+    the grid, as they end (in local worker processes: read twice a second; as Ray tasks: as
+    their cells end)."""
     loaded, worlds = load_runs_and_worlds(runs, realities, env_id)
     cells, where = [], []
     # in a local worker: stop at the next step once the parent took a Ctrl-C
     kw = {"episodes": episodes, "seed": seed, "should_stop": stop_requested}
+    # in a worker process a cell says how far it is (the caller's own progress replaces this)
+    kw["progress"] = partial(share_of_cell, episodes)
     for path, policy in zip(runs, loaded, strict=True):
         cells.append(partial(evaluate_policy, policy, [], **kw))
         cells += [partial(evaluate_policy, policy, [w], training=False, **kw) for w in worlds]

@@ -179,8 +179,8 @@ def score_runs(
     """Each trained run's protocol score in every reality (none given: the task's evaluation
     worlds); policies and worlds all loaded before any episode runs. The cells (a run in a
     world) run in ``processes`` local worker processes (1: here, in order), each seeded alike.
-    ``progress(done, total, where)``: the cells done (here, fractions while one runs)."""
-    from sim2real.core.local_jobs import local_runner
+    ``progress(done, total, where)``: the cells done, with fractions of those running."""
+    from sim2real.core.local_jobs import local_runner, report_share
     from sim2real.learn.evaluate import (
         cell_name,
         cell_progress,
@@ -191,7 +191,11 @@ def score_runs(
     loaded, worlds = load_runs_and_worlds(runs, realities, env_id)
     cells = [(path, policy, w) for path, policy in zip(runs, loaded, strict=True) for w in worlds]
     if processes > 1 and len(cells) > 1:
-        jobs = [partial(protocol_score, policy, w, protocol, seed) for _, policy, w in cells]
+        # in a worker process a cell's own share of its steps is what it reports
+        jobs = [
+            partial(protocol_score, policy, w, protocol, seed, report_share)
+            for _, policy, w in cells
+        ]
         scores = local_runner(processes, progress and partial(cells_progress, progress, 1))(jobs)
     else:
         scores = [
