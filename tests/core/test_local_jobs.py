@@ -22,7 +22,7 @@ def test_workers_start_fresh_not_as_copies_of_the_caller(monkeypatch):
     assert local_runner(2)(jobs) == [(0, False), (1, False), (2, False)]  # a fresh import each
 
 
-def _half_then_wait(seconds: float) -> int:
+def _a_quarter_then_wait(seconds: float) -> int:
     import time
 
     from sim2real.core.local_jobs import report_share
@@ -34,7 +34,7 @@ def _half_then_wait(seconds: float) -> int:
 
 def test_progress_moves_with_the_shares_running_jobs_report():
     seen: list[float] = []
-    jobs = [partial(_half_then_wait, 3.0), partial(_half_then_wait, 3.0)]
+    jobs = [partial(_a_quarter_then_wait, 3.0), partial(_a_quarter_then_wait, 3.0)]
     assert local_runner(2, lambda done, total: seen.append(done))(jobs) == [1, 1]
     assert any(0.0 < d < 2.0 and d % 1.0 for d in seen), seen  # shares seen before the ends
     assert seen[-1] == 2.0
